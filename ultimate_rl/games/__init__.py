@@ -1,0 +1,60 @@
+"""Rules only: the three games behind one small API (see ``Game``), plus exact solvers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ultimate_rl.games.base import Game
+from ultimate_rl.games.errors import (
+    GameError,
+    GameOverError,
+    IllegalActionError,
+    InvalidStateError,
+    UnknownGameError,
+    UnsolvableGameError,
+)
+from ultimate_rl.games.numerical_ttt import NumericalTicTacToe
+from ultimate_rl.games.tictactoe import TicTacToe
+from ultimate_rl.games.uttt import UltimateTicTacToe
+
+GAMES: dict[str, type[Game]] = {
+    "uttt": UltimateTicTacToe,
+    "numerical_ttt": NumericalTicTacToe,
+    "tictactoe": TicTacToe,
+}
+
+
+def make(name: str, **options: Any) -> Game:
+    """Builds a game by name: ``uttt``, ``numerical_ttt`` or ``tictactoe`` (options ``size``, ``k``)."""
+    if name not in GAMES:
+        raise UnknownGameError(f"unknown game {name!r}; choose one of {sorted(GAMES)}")
+    try:
+        return GAMES[name](**options)
+    except TypeError as err:
+        raise UnknownGameError(f"bad option for game {name!r}: {err}") from None
+
+
+def solve(game: Game, state: np.ndarray) -> tuple[int, np.ndarray]:
+    """Exact value (+1/0/-1 for the player to move) and every action that keeps it."""
+    from ultimate_rl.games.solve import solve as _solve
+
+    return _solve(game, state)
+
+
+__all__ = [
+    "GAMES",
+    "Game",
+    "GameError",
+    "GameOverError",
+    "IllegalActionError",
+    "InvalidStateError",
+    "NumericalTicTacToe",
+    "TicTacToe",
+    "UltimateTicTacToe",
+    "UnknownGameError",
+    "UnsolvableGameError",
+    "make",
+    "solve",
+]

@@ -1,0 +1,118 @@
+"""The ``Game`` object every algorithm shares (OpenSpiel/pgx style): pure functions over states.
+
+The rules live in the numba kernels (``ultimate_rl.games.kernels``); this class checks input,
+copies states (they are immutable by convention) and turns kernel results into Python values.
+A subclass supplies the game's constants, its initial state, its symmetries and its text picture.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from ultimate_rl.games import kernels as K
+from ultimate_rl.games import layout as L
+from ultimate_rl.games.errors import GameOverError, IllegalActionError, InvalidStateError
+from ultimate_rl.games.symmetry import Symmetry
+
+
+class Game:
+    """Rules of one two-player, zero-sum, perfect-information game."""
+
+    name: ClassVar[str]
+    game_id: ClassVar[int]
+    num_actions: int
+    observation_shape: tuple[int, int, int]  # (planes, height, width) of ``encode``
+    symmetries: list[Symmetry]
+
+    # --- what a subclass provides -------------------------------------------------------------
+    def initial_state(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def render(self, state: np.ndarray) -> str:
+        raise NotImplementedError
+
+    def action_to_string(self, action: int) -> str:
+        raise NotImplementedError
+
+    # --- shared API ----------------------------------------------------------------------------
+    def check_state(self, state: np.ndarray) -> np.ndarray:
+        """Returns ``state`` if it is a state of this game, else raises InvalidStateError."""
+        if not isinstance(state, np.ndarray):
+            raise InvalidStateError(f"a state is a numpy array, got {type(state).__name__}")
+        if state.dtype != L.STATE_DTYPE or state.shape != (L.STATE_LEN,):
+            raise InvalidStateError(
+                f"a state is an int32 array of shape ({L.STATE_LEN},), got {state.dtype} "
+                f"{state.shape}; make states with game.initial_state() and game.apply()"
+            )
+        if state[L.GAME] != self.game_id:
+            raise InvalidStateError(
+                f"this state belongs to game id {int(state[L.GAME])}, not to {self.name!r}"
+            )
+        return state
+
+    def current_player(self, state: np.ndarray) -> int:
+        return int(self.check_state(state)[L.PLAYER])
+
+    def legal_mask(self, state: np.ndarray) -> np.ndarray:
+        mask = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
+        K.legal_mask(self.check_state(state), mask)
+        return mask[: self.num_actions].astype(bool)
+
+    def legal_actions(self, state: np.ndarray) -> np.ndarray:
+        return np.flatnonzero(self.legal_mask(state))
+
+    def is_terminal(self, state: np.ndarray) -> bool:
+        return bool(self.check_state(state)[L.STATUS] != L.ONGOING)
+
+    def returns(self, state: np.ndarray) -> float:
+        """+1 if the first player won, -1 if the second did, 0 for a draw or a game not over."""
+        return float(K.outcome(self.check_state(state)))
+
+    def winner(self, state: np.ndarray) -> int | None:
+        """0 or 1 for the winning player, None for a draw or a game not over."""
+        status = self.check_state(state)[L.STATUS]
+        return {L.FIRST_WON: 0, L.SECOND_WON: 1}.get(int(status))
+
+    def apply(self, state: np.ndarray, action: int) -> np.ndarray:
+        """The position after ``action``; ``state`` itself is left unchanged."""
+        self.check_state(state)
+        if state[L.STATUS] != L.ONGOING:
+            raise GameOverError(f"the game is over ({self.outcome_text(state)}); start a new one")
+        if isinstance(action, bool) or not isinstance(action, int | np.integer):
+            raise IllegalActionError(action, self.legal_actions(state), "an action is an int")
+        if not 0 <= action < self.num_actions:
+            raise IllegalActionError(
+                action, self.legal_actions(state), f"outside 0..{self.num_actions - 1}"
+            )
+        mask = self.legal_mask(state)
+        if not mask[action]:
+            raise IllegalActionError(action, np.flatnonzero(mask), "not legal in this position")
+        new = state.copy()
+        K.apply(new, int(action))
+        return new
+
+    def apply_sequence(self, actions: list[int], state: np.ndarray | None = None) -> np.ndarray:
+        """Plays ``actions`` one after the other from ``state`` (default: the start)."""
+        state = self.initial_state() if state is None else state
+        for action in actions:
+            state = self.apply(state, action)
+        return state
+
+    def encode(self, state: np.ndarray) -> np.ndarray:
+        planes = np.zeros(self.observation_shape, dtype=np.float32)
+        K.encode(self.check_state(state), planes)
+        return planes
+
+    def outcome_text(self, state: np.ndarray) -> str:
+        status = int(self.check_state(state)[L.STATUS])
+        return {
+            L.ONGOING: f"player {int(state[L.PLAYER])} to move",
+            L.FIRST_WON: "first player won",
+            L.SECOND_WON: "second player won",
+            L.DRAW: "draw",
+        }[status]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

@@ -1,0 +1,6 @@
+"""PLACEHOLDER (being written)."""
+from ultimate_rl.games.base import Game
+
+
+class TicTacToe(Game):
+    name = "tictactoe"
