@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from ultimate_rl import games
+from ultimate_rl._numba_cache import use_source_keyed_cache
+
+use_source_keyed_cache()  # before any kernel module is imported
+
+from ultimate_rl import games  # noqa: E402
+from ultimate_rl.envs import register_envs  # noqa: E402
+
+register_envs()
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "games"]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import (
     GameError,
@@ -16,6 +14,7 @@ from ultimate_rl.games.errors import (
     UnsolvableGameError,
 )
 from ultimate_rl.games.numerical_ttt import NumericalTicTacToe
+from ultimate_rl.games.solver import solve
 from ultimate_rl.games.tictactoe import TicTacToe
 from ultimate_rl.games.uttt import UltimateTicTacToe
 
@@ -27,20 +26,13 @@ GAMES: dict[str, type[Game]] = {
 
 
 def make(name: str, **options: Any) -> Game:
-    """Builds a game by name: ``uttt``, ``numerical_ttt`` or ``tictactoe`` (options ``size``, ``k``)."""
+    """Builds a game by name: ``uttt``, ``numerical_ttt`` or ``tictactoe`` (``size``, ``k``)."""
     if name not in GAMES:
         raise UnknownGameError(f"unknown game {name!r}; choose one of {sorted(GAMES)}")
     try:
         return GAMES[name](**options)
     except TypeError as err:
         raise UnknownGameError(f"bad option for game {name!r}: {err}") from None
-
-
-def solve(game: Game, state: np.ndarray) -> tuple[int, np.ndarray]:
-    """Exact value (+1/0/-1 for the player to move) and every action that keeps it."""
-    from ultimate_rl.games.solve import solve as _solve
-
-    return _solve(game, state)
 
 
 __all__ = [

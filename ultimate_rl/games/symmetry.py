@@ -41,7 +41,10 @@ class Symmetry:
 
 
 def board_symmetries(size: int, action_cells: np.ndarray) -> list[Symmetry]:
-    """The 8 symmetries of a ``size`` x ``size`` grid; ``action_cells[a]`` is action a's grid index."""
+    """The 8 symmetries of a ``size`` x ``size`` grid.
+
+    ``action_cells[a]`` is the grid index (row * size + col) of the cell action ``a`` plays on.
+    """
     action_cells = np.asarray(action_cells, dtype=np.int64)
     num_actions = len(action_cells)
     # rank of each action among the actions on its cell, and (cell, rank) -> action
@@ -56,13 +59,12 @@ def board_symmetries(size: int, action_cells: np.ndarray) -> list[Symmetry]:
     out = []
     for flip in (False, True):
         for rotations in range(4):
-            sym = Symmetry(f"{'flip+' if flip else ''}rot{90 * rotations}", rotations, flip,
-                           np.empty(0, dtype=np.int64))
-            moved = sym.grid(index).ravel()  # moved[j] = the original cell now at j
-            cell_perm = np.argsort(moved)  # cell_perm[i] = where original cell i goes
-            perm = np.array(
-                [by_cell[(int(cell_perm[c]), int(r))] for c, r in zip(action_cells, rank)],
-                dtype=np.int64,
-            )
-            out.append(Symmetry(sym.name, rotations, flip, perm))
+            name = f"{'flip+' if flip else ''}rot{90 * rotations}"
+            moved = Symmetry(name, rotations, flip, rank).grid(index).ravel()
+            cell_perm = np.argsort(moved)  # moved[j] is the cell now at j; cell_perm its inverse
+            perm = [
+                by_cell[(int(cell_perm[c]), int(r))]
+                for c, r in zip(action_cells, rank, strict=True)
+            ]
+            out.append(Symmetry(name, rotations, flip, np.array(perm, dtype=np.int64)))
     return out

@@ -1,6 +1,91 @@
-"""PLACEHOLDER (being written)."""
+"""Tic-tac-toe on a 3x3, 4x4 or 5x5 board with ``k`` in a row to win (rules in ``kernels``).
+
+Actions are ``row * size + col``. As text an action is a column letter and a row number counted
+from 1 at the top, chess style: on 3x3 ``"a1"`` is the top-left cell (action 0), ``"b2"`` the
+centre (action 4) and ``"c3"`` the bottom-right one (action 8).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ultimate_rl.games import layout as L
 from ultimate_rl.games.base import Game
+from ultimate_rl.games.errors import InvalidStateError, UnknownGameError
+from ultimate_rl.games.kernels import tictactoe as kt
+from ultimate_rl.games.symmetry import board_symmetries
+
+_MARK_CHARS = ("X", "O")
 
 
 class TicTacToe(Game):
+    """k-in-a-row on a square board; X (player 0) moves first."""
+
     name = "tictactoe"
+    game_id = L.TICTACTOE_ID
+
+    def __init__(self, size: int = 3, k: int = 3) -> None:
+        sizes = list(range(kt.MIN_SIZE, kt.MAX_SIZE + 1))
+        if isinstance(size, bool) or not isinstance(size, int | np.integer) or size not in sizes:
+            raise UnknownGameError(f"tictactoe size must be one of {sizes}, got {size!r}")
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or not kt.MIN_K <= k <= size:
+            raise UnknownGameError(
+                f"tictactoe k (marks in a row to win) must be an int from {kt.MIN_K} to the "
+                f"board size {size}, got {k!r}"
+            )
+        self.size = int(size)
+        self.k = int(k)
+        self.num_actions = self.size * self.size
+        self.observation_shape = (kt.NUM_PLANES, self.size, self.size)
+        self.symmetries = board_symmetries(self.size, np.arange(self.num_actions))
+
+    def initial_state(self) -> np.ndarray:
+        return kt.initial_state(self.size, self.k)
+
+    def check_state(self, state: np.ndarray) -> np.ndarray:
+        """Also rejects a state of another board size or k, which the kernels would misread."""
+        super().check_state(state)
+        if state[kt.SIZE] != self.size or state[kt.K_IN_ROW] != self.k:
+            raise InvalidStateError(
+                f"this state is tictactoe size={int(state[kt.SIZE])} k={int(state[kt.K_IN_ROW])}, "
+                f"but the game is size={self.size} k={self.k}; use the game that made the state"
+            )
+        return state
+
+    def action_to_string(self, action: int) -> str:
+        """``"b2"``-style name: column letter a.., row number 1.. from the top."""
+        if not 0 <= action < self.num_actions:
+            raise UnknownGameError(f"action {action!r} is outside 0..{self.num_actions - 1}")
+        row, col = divmod(int(action), self.size)
+        return f"{chr(ord('a') + col)}{row + 1}"
+
+    def string_to_action(self, text: str) -> int:
+        """Inverse of ``action_to_string`` (for human input); a clear error on bad text."""
+        names = {self.action_to_string(a): a for a in range(self.num_actions)}
+        key = text.strip().lower()
+        if key not in names:
+            last = self.action_to_string(self.num_actions - 1)
+            raise UnknownGameError(f"{text!r} is not a cell name; use a1..{last} (column, row)")
+        return names[key]
+
+    def render(self, state: np.ndarray) -> str:
+        self.check_state(state)
+        header = "  " + " ".join(chr(ord("a") + c) for c in range(self.size))
+        lines = [header]
+        for row in range(self.size):
+            cells = []
+            for col in range(self.size):
+                bit = 1 << (row * self.size + col)
+                owner = [p for p in (0, 1) if state[kt.MARKS + p] & bit]
+                cells.append(_MARK_CHARS[owner[0]] if owner else ".")
+            lines.append(f"{row + 1} " + " ".join(cells))
+        if state[L.STATUS] == L.ONGOING:
+            lines.append(f"{_MARK_CHARS[int(state[L.PLAYER])]} to move")
+        elif state[L.STATUS] == L.DRAW:
+            lines.append("draw")
+        else:
+            lines.append(f"{_MARK_CHARS[int(state[L.STATUS]) - L.FIRST_WON]} won")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"TicTacToe(size={self.size}, k={self.k})"

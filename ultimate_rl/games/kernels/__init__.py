@@ -113,3 +113,42 @@ def random_playout(state: np.ndarray) -> float:
     while s[L.STATUS] == L.ONGOING:
         apply(s, random_action(s, mask))
     return outcome(s)
+
+
+@njit(cache=True)
+def perft(state: np.ndarray, depth: int) -> int:
+    """Number of move sequences of length ``depth`` from ``state`` (games that end sooner count 0).
+
+    The standard move-generator check: iterative depth-first search with one state and one legal
+    mask per level, counting the last level's moves without playing them.
+    """
+    if depth <= 0:
+        return 1
+    n = num_actions(state)
+    states = np.empty((depth, L.STATE_LEN), dtype=state.dtype)
+    masks = np.zeros((depth, L.MAX_ACTIONS), dtype=np.uint8)
+    next_action = np.zeros(depth, dtype=np.int64)
+    states[0] = state
+    count = legal_mask(states[0], masks[0])
+    if depth == 1:
+        return count
+    total = 0
+    level = 0
+    while level >= 0:
+        a = next_action[level]
+        while a < n and not masks[level, a]:
+            a += 1
+        if a == n:
+            level -= 1
+            continue
+        next_action[level] = a + 1
+        child = states[level + 1]
+        child[:] = states[level]
+        apply(child, a)
+        if level + 2 == depth:
+            total += legal_mask(child, masks[level + 1])
+        else:
+            level += 1
+            legal_mask(child, masks[level])
+            next_action[level] = 0
+    return total

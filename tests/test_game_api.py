@@ -1,0 +1,173 @@
+"""The game contract of DESIGN.md, checked the same way for every game made by ``games.make``.
+
+Hypothesis draws a seed and a length; the seed picks uniformly random legal moves, so every
+drawn sequence is a legal game prefix or (when long enough) a whole game.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from ultimate_rl.games import (
+    GAMES,
+    Game,
+    GameOverError,
+    IllegalActionError,
+    UnknownGameError,
+    make,
+)
+from ultimate_rl.games import layout as L
+
+CONFIGS = {
+    "uttt": ("uttt", {}),
+    "numerical_ttt": ("numerical_ttt", {}),
+    "tictactoe3": ("tictactoe", {"size": 3}),
+    "tictactoe4": ("tictactoe", {"size": 4}),
+    "tictactoe5": ("tictactoe", {"size": 5}),
+    "tictactoe4k4": ("tictactoe", {"size": 4, "k": 4}),
+}
+GAME_OBJECTS = {key: make(name, **options) for key, (name, options) in CONFIGS.items()}
+ALL = pytest.mark.parametrize("key", list(CONFIGS))
+SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
+LENGTHS = st.integers(min_value=0, max_value=90)  # 90 > 81: every game can run to its end
+EXAMPLES = settings(max_examples=25, deadline=None)
+
+
+def play(game: Game, seed: int, length: int) -> tuple[list[np.ndarray], list[int]]:
+    """The states visited (start included) and the actions played: up to ``length`` random moves."""
+    rng = np.random.default_rng(seed)
+    states = [game.initial_state()]
+    actions: list[int] = []
+    while len(actions) < length and not game.is_terminal(states[-1]):
+        actions.append(int(rng.choice(game.legal_actions(states[-1]))))
+        states.append(game.apply(states[-1], actions[-1]))
+    return states, actions
+
+
+def check_position(game: Game, state: np.ndarray) -> None:
+    """Invariants of one position, on their own."""
+    before = state.copy()
+    mask = game.legal_mask(state)
+    assert mask.dtype == bool and mask.shape == (game.num_actions,)
+    assert game.legal_actions(state).tolist() == np.flatnonzero(mask).tolist()
+    assert game.is_terminal(state) == (not mask.any())
+    result = game.returns(state)
+    assert result in (-1.0, 0.0, 1.0)
+    if not game.is_terminal(state):
+        assert result == 0.0 and game.winner(state) is None
+    else:
+        assert game.winner(state) == {1.0: 0, -1.0: 1, 0.0: None}[result]
+    planes = game.encode(state)
+    assert planes.shape == game.observation_shape and planes.dtype == np.float32
+    assert np.isfinite(planes).all()
+    assert isinstance(game.render(state), str)
+    assert np.array_equal(state, before)  # nothing above may write to the state
+
+
+@ALL
+@EXAMPLES
+@given(seed=SEEDS, length=LENGTHS)
+@example(seed=0, length=90)
+def test_random_sequences_keep_the_invariants(key: str, seed: int, length: int) -> None:
+    game = GAME_OBJECTS[key]
+    states, actions = play(game, seed, length)
+    assert states[0][L.MOVES] == 0 and game.current_player(states[0]) == 0
+    for before, action, after in zip(states[:-1], actions, states[1:], strict=True):
+        copy = before.copy()
+        assert np.array_equal(game.apply(before, action), after)  # same move, same result
+        assert np.array_equal(before, copy)  # apply never mutates its input
+        assert game.current_player(after) == 1 - game.current_player(before)
+        assert after[L.MOVES] == before[L.MOVES] + 1 and after[L.LAST] == action
+        assert not game.legal_mask(after)[action]  # the cell (or number on it) is used up
+    for state in states:
+        check_position(game, state)
+    if game.is_terminal(states[-1]):
+        with pytest.raises(GameOverError):
+            game.apply(states[-1], int(actions[-1]))
+
+
+@ALL
+@EXAMPLES
+@given(seed=SEEDS, length=LENGTHS)
+@example(seed=1, length=90)
+def test_symmetries_commute_with_play(key: str, seed: int, length: int) -> None:
+    """Transforming a position, its legal mask, its outcome and its planes commute: playing the
+    transformed moves gives, at every step, the transformed mask and planes and the same result."""
+    game = GAME_OBJECTS[key]
+    states, actions = play(game, seed, length)
+    for sym in game.symmetries:
+        moved = game.initial_state()
+        for step, state in enumerate(states):
+            if step > 0:
+                moved = game.apply(moved, int(sym.actions([actions[step - 1]])[0]))
+            assert game.returns(moved) == game.returns(state)
+            assert game.is_terminal(moved) == game.is_terminal(state)
+            assert np.array_equal(game.legal_mask(moved), sym.policy(game.legal_mask(state)))
+            assert np.array_equal(game.encode(moved), sym.planes(game.encode(state)))
+
+
+@ALL
+def test_eight_distinct_symmetries_forming_a_group(key: str) -> None:
+    game = GAME_OBJECTS[key]
+    perms = [sym.action_perm for sym in game.symmetries]
+    assert len(perms) == 8
+    identity = np.arange(game.num_actions)
+    for perm in perms:
+        assert np.array_equal(np.sort(perm), identity)  # a permutation of the actions
+    as_tuples = {tuple(perm.tolist()) for perm in perms}
+    assert len(as_tuples) == 8 and tuple(identity.tolist()) in as_tuples
+    for p in perms:
+        for q in perms:
+            assert tuple(q[p].tolist()) in as_tuples  # closed under composition
+    planes = game.encode(game.initial_state())
+    for sym in game.symmetries:
+        assert sym.planes(planes).shape == planes.shape
+
+
+@ALL
+def test_initial_state_is_fresh_and_well_formed(key: str) -> None:
+    game = GAME_OBJECTS[key]
+    state = game.initial_state()
+    assert state.dtype == L.STATE_DTYPE and state.shape == (L.STATE_LEN,)
+    assert state[L.LAST] == -1 and not game.is_terminal(state)
+    state[:] = 7
+    assert not np.array_equal(game.initial_state(), state)
+    assert game.legal_actions(game.initial_state()).size > 0
+
+
+@ALL
+def test_illegal_and_out_of_range_actions_raise(key: str) -> None:
+    game = GAME_OBJECTS[key]
+    first = int(game.legal_actions(game.initial_state())[0])
+    state = game.apply(game.initial_state(), first)
+    for bad in (first, game.num_actions, -1):
+        with pytest.raises(IllegalActionError, match=f"illegal action {bad} ") as err:
+            game.apply(state, bad)
+        assert err.value.legal_actions == game.legal_actions(state).tolist()
+
+
+def test_unknown_game_name_lists_the_valid_ones() -> None:
+    with pytest.raises(UnknownGameError) as err:
+        make("chess")
+    message = str(err.value)
+    assert "chess" in message
+    assert all(name in message for name in GAMES)
+    assert set(GAMES) == {"uttt", "numerical_ttt", "tictactoe"}
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "named"),
+    [
+        ("uttt", {"size": 3}, "size"),
+        ("numerical_ttt", {"colour": "red"}, "colour"),
+        ("tictactoe", {"sides": 3}, "sides"),
+        ("tictactoe", {"size": 6}, "size"),
+        ("tictactoe", {"size": 3, "k": 4}, "k"),
+    ],
+)
+def test_unknown_or_bad_option_raises(name: str, options: dict, named: str) -> None:
+    with pytest.raises(UnknownGameError, match=named):
+        make(name, **options)

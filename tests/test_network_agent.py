@@ -1,0 +1,128 @@
+"""The network agent: legal play in every game, with and without search, and clear refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ultimate_rl.games as games
+from ultimate_rl.games.errors import GameOverError
+from ultimate_rl.nn import ModelConfig, WrongGameError, build_model, save_checkpoint
+
+pytest.importorskip("ultimate_rl.search.puct")
+from ultimate_rl.agents.network import NetworkAgent
+
+GAMES = ["uttt", "numerical_ttt", "tictactoe"]
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """One small untrained checkpoint per game."""
+    folder = tmp_path_factory.mktemp("checkpoints")
+    paths = {}
+    for name in GAMES:
+        game = games.make(name)
+        arch = "resnet" if name == "uttt" else "mlp"
+        config = ModelConfig(arch=arch, blocks=1, channels=8, value_hidden=8, mlp_hidden=(16,))
+        model = build_model(game, config, seed=0)
+        paths[name] = save_checkpoint(
+            folder / f"{name}.pt", model=model, model_config=config, game_name=name, step=0
+        )
+    return paths
+
+
+def play_out(game, agents, seed: int) -> int:
+    """Plays one game, the agents alternating; returns the number of moves."""
+    state = game.initial_state()
+    moves = 0
+    while not game.is_terminal(state):
+        agent = agents[game.current_player(state)]
+        action = agent.select_action(game, state)
+        assert game.legal_mask(state)[action], f"{agent} played illegal {action}"
+        state = game.apply(state, action)
+        moves += 1
+    return moves
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("num_simulations", [0, 6])
+def test_plays_legal_moves_to_the_end(checkpoints, name, num_simulations):
+    game = games.make(name)
+    agent = NetworkAgent(checkpoints[name], num_simulations=num_simulations, device="cpu", seed=0)
+    opponent = NetworkAgent(
+        checkpoints[name], num_simulations=0, device="cpu", temperature=1.0, seed=1
+    )
+    assert play_out(game, [agent, opponent], seed=0) >= 3
+
+
+@pytest.mark.parametrize("algorithm", ["puct", "gumbel"])
+def test_analysis_is_a_distribution_over_legal_moves(checkpoints, algorithm):
+    game = games.make("tictactoe")
+    state = game.apply_sequence([4, 0])
+    agent = NetworkAgent(
+        checkpoints["tictactoe"], num_simulations=16, device="cpu", algorithm=algorithm, seed=0
+    )
+    analysis = agent.analyse(game, state)
+    mask = game.legal_mask(state)
+    assert np.all(analysis.policy[~mask] == 0)
+    assert analysis.policy.sum() == pytest.approx(1.0, abs=1e-5)
+    assert -1.0 <= analysis.value <= 1.0
+    assert analysis.visit_counts[~mask].sum() == 0 and analysis.visit_counts.sum() >= 16
+    assert mask[agent.select_action(game, state)]
+
+
+def test_raw_policy_plays_the_most_likely_legal_move(checkpoints):
+    game = games.make("numerical_ttt")
+    state = game.apply_sequence([0])
+    agent = NetworkAgent(checkpoints["numerical_ttt"], num_simulations=0, device="cpu")
+    analysis = agent.analyse(game, state)
+    assert analysis.visit_counts is None
+    assert np.all(analysis.policy[~game.legal_mask(state)] == 0)
+    assert agent.select_action(game, state) == int(np.argmax(analysis.policy))
+
+
+def test_sampling_with_a_seed_is_reproducible(checkpoints):
+    game = games.make("uttt")
+
+    def moves(seed):
+        agent = NetworkAgent(
+            checkpoints["uttt"], num_simulations=0, device="cpu", temperature=1.0, seed=seed
+        )
+        return [agent.select_action(game, game.initial_state()) for _ in range(12)]
+
+    assert moves(3) == moves(3)
+    assert len(set(moves(3))) > 1  # it does sample
+
+
+def test_refuses_a_checkpoint_of_another_game(checkpoints):
+    agent = NetworkAgent(checkpoints["tictactoe"], num_simulations=0, device="cpu")
+    game = games.make("numerical_ttt")
+    with pytest.raises(WrongGameError, match=r"'tictactoe'.*'numerical_ttt'"):
+        agent.select_action(game, game.initial_state())
+
+
+def test_bad_options_and_finished_games(checkpoints):
+    with pytest.raises(ValueError, match="num_simulations must be >= 0"):
+        NetworkAgent(checkpoints["tictactoe"], num_simulations=-1)
+    with pytest.raises(ValueError, match="algorithm"):
+        NetworkAgent(checkpoints["tictactoe"], algorithm="alphabeta")
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        NetworkAgent("/nonexistent/model.pt")
+    game = games.make("tictactoe")
+    won = game.apply_sequence([0, 3, 1, 4, 2])
+    agent = NetworkAgent(checkpoints["tictactoe"], num_simulations=4, device="cpu")
+    with pytest.raises(GameOverError):
+        agent.select_action(game, won)
+
+
+def test_registry_builds_the_network_agent(checkpoints):
+    from ultimate_rl import agents
+
+    agent = agents.make(
+        "network", checkpoint=checkpoints["tictactoe"], num_simulations=4, device="cpu", seed=0
+    )
+    assert isinstance(agent, NetworkAgent)
+    game = games.make("tictactoe")
+    assert game.legal_mask(game.initial_state())[agent.select_action(game, game.initial_state())]
+    with pytest.raises(ValueError, match="c_pucct"):
+        agents.make("network", checkpoint=checkpoints["tictactoe"], c_pucct=1.0)

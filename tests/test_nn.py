@@ -1,0 +1,200 @@
+"""Networks, evaluator and loss: shapes, masking, value range, learning, reproducibility."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import ultimate_rl.games as games
+from ultimate_rl.nn import (
+    ModelConfig,
+    ModelConfigError,
+    alphazero_loss,
+    build_model,
+    make_evaluator,
+    masked_softmax,
+    resolve_device,
+    resolve_precision,
+    wdl_targets,
+)
+
+GAMES = ["uttt", "numerical_ttt", "tictactoe"]
+SMALL = {"blocks": 1, "channels": 8, "value_hidden": 8, "mlp_hidden": (16,)}
+
+
+def random_positions(game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Planes and legal masks of ``count`` non-terminal positions reached by random play."""
+    rng = np.random.default_rng(seed)
+    planes, masks = [], []
+    while len(planes) < count:
+        state = game.initial_state()
+        while not game.is_terminal(state) and len(planes) < count:
+            planes.append(game.encode(state))
+            masks.append(game.legal_mask(state))
+            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
+    return np.stack(planes), np.stack(masks)
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("arch", ["resnet", "mlp"])
+@pytest.mark.parametrize("value_head", ["scalar", "wdl"])
+def test_evaluator_shapes_values_and_masking(name, arch, value_head):
+    game = games.make(name)
+    model = build_model(game, ModelConfig(arch=arch, value_head=value_head, **SMALL), seed=1)
+    planes, masks = random_positions(game, 12, seed=2)
+    # Large weights push the value head into saturation, where a missing squash would show.
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(20.0)
+    logits, values = make_evaluator(model, "cpu")(planes, masks)
+    assert logits.shape == (12, game.num_actions) and logits.dtype == np.float32
+    assert values.shape == (12,) and values.dtype == np.float32
+    assert np.all(np.abs(values) <= 1.0) and np.all(np.isfinite(values))
+    probs = torch.softmax(torch.from_numpy(logits), dim=-1).numpy()
+    assert np.all(probs[~masks] == 0.0)
+    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_masked_softmax_zero_on_illegal_and_no_nan_without_legal_moves():
+    logits = torch.randn(3, 9) * 50
+    masks = torch.ones(3, 9, dtype=torch.bool)
+    masks[0, ::2] = False
+    masks[2] = False  # a terminal position: nothing legal
+    probs = masked_softmax(logits, masks)
+    assert torch.all(probs[~masks] == 0)
+    assert torch.allclose(probs[:2].sum(dim=1), torch.ones(2))
+    assert not torch.isnan(probs).any()
+
+
+def test_evaluator_chunks_match_one_batch_and_reject_bad_shapes():
+    game = games.make("tictactoe")
+    model = build_model(game, ModelConfig(**SMALL), seed=0)
+    planes, masks = random_positions(game, 10, seed=3)
+    whole = make_evaluator(model, "cpu")(planes, masks)
+    chunked = make_evaluator(model, "cpu", max_batch=3)(planes, masks)
+    for a, b in zip(whole, chunked, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    evaluate = make_evaluator(model, "cpu")
+    with pytest.raises(ValueError, match="planes of shape"):
+        evaluate(planes[:, :, :2], masks)
+    with pytest.raises(ValueError, match="masks of shape"):
+        evaluate(planes, masks[:, :5])
+
+
+def test_evaluator_runs_a_model_left_in_train_mode_deterministically():
+    game = games.make("tictactoe")
+    model = build_model(game, ModelConfig(**SMALL), seed=0)
+    planes, masks = random_positions(game, 4, seed=1)
+    evaluate = make_evaluator(model, "cpu")
+    first = evaluate(planes, masks)
+    model.train()  # a trainer sharing the model switches it back and forth
+    second = evaluate(planes[:1], masks[:1])  # batch of one: BatchNorm in train mode would fail
+    np.testing.assert_allclose(first[0][:1], second[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("value_head", ["scalar", "wdl"])
+@pytest.mark.parametrize("arch", ["resnet", "mlp"])
+def test_loss_decreases_when_overfitting_a_tiny_batch(arch, value_head):
+    game = games.make("tictactoe")
+    model = build_model(game, ModelConfig(arch=arch, value_head=value_head, **SMALL), seed=0)
+    planes_np, masks_np = random_positions(game, 16, seed=4)
+    rng = np.random.default_rng(5)
+    targets = rng.random(masks_np.shape).astype(np.float32) * masks_np
+    targets /= targets.sum(axis=1, keepdims=True)
+    planes, masks = torch.from_numpy(planes_np), torch.from_numpy(masks_np)
+    policies = torch.from_numpy(targets)
+    values = torch.from_numpy(rng.choice([-1.0, 0.0, 1.0], size=16).astype(np.float32))
+    optimiser = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    history = []
+    for _ in range(60):
+        loss, terms = alphazero_loss(model, planes, masks, policies, values)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        history.append(terms)
+    assert set(history[0]) == {
+        "policy_loss",
+        "value_loss",
+        "total_loss",
+        "policy_entropy",
+        "value_accuracy",
+    }
+    assert history[-1]["total_loss"] < 0.7 * history[0]["total_loss"]
+    assert history[-1]["value_loss"] < history[0]["value_loss"]
+    assert history[-1]["policy_loss"] < history[0]["policy_loss"]
+
+
+def test_policy_loss_ignores_samples_without_full_search():
+    game = games.make("tictactoe")
+    model = build_model(game, ModelConfig(arch="mlp", **SMALL), seed=0)
+    planes_np, masks_np = random_positions(game, 6, seed=6)
+    planes, masks = torch.from_numpy(planes_np), torch.from_numpy(masks_np)
+    uniform = masks.float() / masks.float().sum(dim=1, keepdim=True)
+    values = torch.zeros(6)
+    full = torch.tensor([True, True, True, False, False, False])
+    garbage = uniform.clone()
+    garbage[3:] = torch.flip(garbage[3:], dims=[1]) * 5.0
+    model.eval()
+    _, with_uniform = alphazero_loss(model, planes, masks, uniform, values, full)
+    _, with_garbage = alphazero_loss(model, planes, masks, garbage, values, full)
+    _, subset = alphazero_loss(model, planes[:3], masks[:3], uniform[:3], values[:3])
+    assert with_uniform["policy_loss"] == pytest.approx(with_garbage["policy_loss"])
+    assert with_uniform["policy_loss"] == pytest.approx(subset["policy_loss"])
+
+
+def test_wdl_targets_are_distributions_with_the_target_expectation():
+    values = torch.tensor([-1.0, -0.25, 0.0, 0.6, 1.0])
+    wdl = wdl_targets(values)
+    assert torch.all(wdl >= 0)
+    assert torch.allclose(wdl.sum(dim=1), torch.ones(5))
+    assert torch.allclose(wdl[:, 0] - wdl[:, 2], values)
+
+
+def test_seeded_init_is_reproducible_and_leaves_global_rng_alone():
+    game = games.make("numerical_ttt")
+    config = ModelConfig(**SMALL)
+    torch.manual_seed(123)
+    expected_next = torch.rand(1)
+    torch.manual_seed(123)
+    a = build_model(game, config, seed=7).state_dict()
+    assert torch.equal(torch.rand(1), expected_next)
+    b = build_model(game, config, seed=7).state_dict()
+    c = build_model(game, config, seed=8).state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert any(not torch.equal(a[k], c[k]) for k in a if a[k].is_floating_point())
+
+
+def test_config_errors_name_the_problem():
+    with pytest.raises(ModelConfigError, match=r"9x9 boards.*3x3"):
+        build_model(games.make("tictactoe"), ModelConfig(board_size=9))
+    build_model(games.make("uttt"), ModelConfig(board_size=9, **SMALL))  # fits
+    with pytest.raises(ModelConfigError, match="unknown model arch 'transformer'"):
+        ModelConfig(arch="transformer")
+    with pytest.raises(ModelConfigError, match="unknown value_head"):
+        ModelConfig(value_head="categorical")
+    with pytest.raises(ModelConfigError, match=r"unknown model config key\(s\) \['chanels'\]"):
+        ModelConfig.from_dict({"chanels": 3})
+    with pytest.raises(ModelConfigError, match="channels must be a positive integer"):
+        ModelConfig(channels=0)
+    config = ModelConfig(arch="mlp", mlp_hidden=[32, 16])
+    assert ModelConfig.from_dict(config.to_dict()) == config
+
+
+def test_device_and_precision_resolution():
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert resolve_device("auto").type == expected
+    assert resolve_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match="unknown device 'gpu0'"):
+        resolve_device("gpu0")
+    cpu = torch.device("cpu")
+    assert resolve_precision("auto", cpu) is None
+    assert resolve_precision("fp32", cpu) is None
+    with pytest.raises(ValueError, match="CUDA only"):
+        resolve_precision("bf16", cpu)
+    with pytest.raises(ValueError, match="unknown precision"):
+        resolve_precision("fp8", cpu)
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")

@@ -1,0 +1,48 @@
+"""The one interface every player implements: ``select_action(game, state) -> action``.
+
+The arena, the environments and the play front ends only see this interface. (contract)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ultimate_rl.games.base import Game
+from ultimate_rl.games.errors import GameOverError
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What an agent thinks of a position, for analysis front ends.
+
+    ``policy`` is its move distribution over ``game.num_actions`` (search visit shares, the
+    solver's optimal set, ...); ``value`` the expected result for the player to move in [-1, 1]
+    (None if the agent has no estimate); ``visit_counts`` the search's root visits, if it searched.
+    """
+
+    policy: np.ndarray
+    value: float | None
+    visit_counts: np.ndarray | None = None
+
+
+class Agent:
+    """Base class of the players. Subclasses implement ``select_action``; ``analyse`` defaults to
+    a one-hot policy on the chosen move with no value."""
+
+    def select_action(self, game: Game, state: np.ndarray) -> int:
+        raise NotImplementedError
+
+    def analyse(self, game: Game, state: np.ndarray) -> Analysis:
+        policy = np.zeros(game.num_actions, np.float32)
+        policy[self.select_action(game, state)] = 1.0
+        return Analysis(policy, None)
+
+
+def check_playable(game: Game, state: np.ndarray) -> np.ndarray:
+    """``state`` if it is a state of ``game`` with a move to play, else a clear error."""
+    game.check_state(state)
+    if game.is_terminal(state):
+        raise GameOverError(f"no move to choose: the game is over ({game.outcome_text(state)})")
+    return state

@@ -1,0 +1,121 @@
+"""A player that uses a trained checkpoint: the network's policy plus batched PUCT/Gumbel search.
+
+``ultimate_rl.agents.make("network", checkpoint=PATH, num_simulations=200)`` builds one. With
+``num_simulations=0`` it plays the raw policy's most likely legal move, which is what "how good is
+the net alone" questions need. It loads without the training code (``ultimate_rl.nn.checkpoint``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+from ultimate_rl.agents import register
+from ultimate_rl.agents.base import Agent, Analysis, check_playable
+from ultimate_rl.games.base import Game
+from ultimate_rl.nn.checkpoint import load_checkpoint
+from ultimate_rl.nn.evaluator import make_evaluator
+from ultimate_rl.search.puct import BatchedSearch, SearchConfig
+
+
+class NetworkAgent(Agent):
+    """Plays a checkpoint's network with search (``num_simulations`` > 0) or without it (0).
+
+    ``algorithm`` is ``"puct"`` or ``"gumbel"``. ``temperature`` 0 (default) plays the best move;
+    > 0 samples by visits (PUCT) or by the raw policy (no search). Other ``search_options`` go
+    to ``SearchConfig`` (e.g. ``c_puct``). Moves are reproducible with ``seed``. The checkpoint's
+    game is checked against the game passed to ``select_action``: a checkpoint of another game is
+    refused with a clear message.
+    """
+
+    name = "network"
+
+    def __init__(
+        self,
+        checkpoint: str | os.PathLike,
+        num_simulations: int = 200,
+        device: str | torch.device = "auto",
+        algorithm: str = "puct",
+        seed: int | None = None,
+        temperature: float = 0.0,
+        precision: str = "auto",
+        **search_options: Any,
+    ) -> None:
+        if isinstance(num_simulations, bool) or not isinstance(num_simulations, int | np.integer):
+            raise TypeError(f"num_simulations must be an int, got {num_simulations!r}")
+        if num_simulations < 0:
+            raise ValueError(
+                f"num_simulations must be >= 0 (0 plays the raw policy), got {num_simulations}"
+            )
+        self.checkpoint = load_checkpoint(checkpoint)
+        self.num_simulations = int(num_simulations)
+        self.temperature = float(temperature)
+        self.seed = seed
+        # Checked now so bad search options fail at construction, not at the first move.
+        self.search_config = SearchConfig.from_dict(
+            {
+                "algorithm": algorithm,
+                "num_simulations": max(self.num_simulations, 1),
+                "temperature": self.temperature,
+                **search_options,
+            }
+        )
+        self.model = self.checkpoint.build_model(device)
+        self.evaluate = make_evaluator(self.model, device, precision=precision)
+        self._rng = np.random.default_rng(seed)
+        self._game: Game | None = None
+        self._searcher: BatchedSearch | None = None
+
+    def select_action(self, game: Game, state: np.ndarray) -> int:
+        """The move to play in ``state``."""
+        return self._decide(game, state)[1]
+
+    def analyse(self, game: Game, state: np.ndarray) -> Analysis:
+        """The search's move distribution (visit shares for PUCT, the improved policy for Gumbel)
+        and root value; without search, the network's own policy and value. Mover's view."""
+        return self._decide(game, state)[0]
+
+    def _decide(self, game: Game, state: np.ndarray) -> tuple[Analysis, int]:
+        self._bind(game)
+        check_playable(game, state)
+        if self.num_simulations == 0:
+            logits, values = self.evaluate(game.encode(state)[None], game.legal_mask(state)[None])
+            prior = _softmax(logits[0])
+            return Analysis(prior, float(values[0])), self._pick(prior)
+        out = self._searcher.search(state[None], self.evaluate, add_noise=False)
+        analysis = Analysis(out.policy_target[0], float(out.root_value[0]), out.visit_counts[0])
+        return analysis, int(out.action[0])
+
+    def _pick(self, prior: np.ndarray) -> int:
+        """The raw policy's move: its most likely one, or a sample of ``prior ** (1/T)``."""
+        if self.temperature <= 0:
+            return int(np.argmax(prior))
+        weights = prior.astype(np.float64) ** (1.0 / self.temperature)
+        return int(self._rng.choice(len(prior), p=weights / weights.sum()))
+
+    def _bind(self, game: Game) -> None:
+        """Checks ``game`` against the checkpoint once, and makes its searcher."""
+        if game is self._game:
+            return
+        self.checkpoint.check_game(game)
+        self._game = game
+        if self.num_simulations > 0:
+            self._searcher = BatchedSearch(game, 1, self.search_config, seed=self.seed)
+
+    def __repr__(self) -> str:
+        return (
+            f"NetworkAgent({str(self.checkpoint.path)!r}, game={self.checkpoint.game_name!r}, "
+            f"num_simulations={self.num_simulations}, algorithm={self.search_config.algorithm!r})"
+        )
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    """Probabilities from masked logits (illegal moves carry a huge negative logit, so get 0)."""
+    shifted = np.exp(logits - logits.max())
+    return (shifted / shifted.sum()).astype(np.float32)
+
+
+register("network", NetworkAgent)

@@ -1,0 +1,91 @@
+"""Engine suite: random-playout throughput of each game's kernels, and env / vector env steps.
+
+Each figure is measured for ``cfg.seconds`` after a warm-up that compiles (or loads) the kernels,
+on one core. Playouts run in a numba loop so Python overhead is not measured.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ultimate_rl import games
+from ultimate_rl.envs import BoardGameEnv, BoardGameVectorEnv
+from ultimate_rl.games import kernels as K
+
+VECTOR_BOARDS = 256
+PLAYOUT_GAMES = {"uttt": {}, "numerical_ttt": {}, "tictactoe": {"size": 3, "k": 3}}
+
+
+@njit(cache=True)
+def _playouts(state: np.ndarray, count: int) -> float:
+    """Plays ``count`` random games from ``state``; returns the summed result (keeps them live)."""
+    total = 0.0
+    for _ in range(count):
+        total += K.random_playout(state)
+    return total
+
+
+def measure(work: Callable[[int], None], seconds: float, batch: int) -> float:
+    """Units of ``work`` per second: ``work(batch)`` runs (at least once) until ``seconds`` pass."""
+    work(batch)  # warm-up: compile, fill caches
+    done = 0
+    start = time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        work(batch)
+        done += batch
+    return done / elapsed
+
+
+def playouts_per_s(name: str, seconds: float) -> float:
+    state = games.make(name, **PLAYOUT_GAMES[name]).initial_state()
+    K.seed(0)
+    return measure(lambda count: _playouts(state, count), seconds, batch=2000)
+
+
+def env_steps_per_s(seconds: float) -> float:
+    """Single uttt env, random legal agent moves, random opponent; counts ``step`` calls."""
+    env = BoardGameEnv("uttt")
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def work(count: int) -> None:
+        nonlocal obs
+        for _ in range(count):
+            obs, _, terminated, _, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+            if terminated:
+                obs, _ = env.reset()
+
+    return measure(work, seconds, batch=200)
+
+
+def vector_env_steps_per_s(seconds: float, boards: int = VECTOR_BOARDS) -> float:
+    """uttt vector env of ``boards`` boards, random legal moves; counts board-steps."""
+    env = BoardGameVectorEnv(boards, "uttt")
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def work(count: int) -> None:
+        nonlocal obs
+        for _ in range(count // boards):
+            legal_scores = rng.random(obs["action_mask"].shape) * obs["action_mask"]
+            obs, *_ = env.step(legal_scores.argmax(axis=1))
+
+    return measure(work, seconds, batch=20 * boards)
+
+
+def run(cfg: Any) -> dict[str, float]:
+    """The engine figures; ``cfg.seconds`` is the measuring time of each."""
+    seconds = float(cfg.seconds)
+    if seconds <= 0:
+        raise ValueError(f"seconds must be positive, got {seconds}")
+    figures = {
+        f"{name}_random_playouts_per_s": playouts_per_s(name, seconds) for name in PLAYOUT_GAMES
+    }
+    figures["uttt_env_steps_per_s"] = env_steps_per_s(seconds)
+    figures["uttt_vector_env_steps_per_s"] = vector_env_steps_per_s(seconds)
+    return figures

@@ -1,0 +1,167 @@
+"""Policy/value networks: a residual conv net for board planes and a small MLP for 3x3 games.
+
+Both map planes ``[N, C, H, W]`` (the game's ``encode``, mover's view) to policy logits
+``[N, num_actions]`` and a value output: ``[N]`` in [-1, 1] for the scalar head, or ``[N, 3]``
+win/draw/loss logits for the WDL head. ``expected_value`` turns either into one number per
+position in [-1, 1], mover's view.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ultimate_rl.games.base import Game
+from ultimate_rl.nn.config import ModelConfig, ModelConfigError
+
+# Logit given to illegal actions: softmax sends them to 0 without the NaNs that -inf gives when a
+# row has no legal action at all (terminal positions in a batch).
+MASKED_LOGIT = -1.0e9
+
+
+def mask_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Policy logits with illegal actions (``masks`` False) set to ``MASKED_LOGIT``."""
+    return logits.float().masked_fill(~masks, MASKED_LOGIT)
+
+
+def masked_softmax(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
+    """Probabilities over legal actions only; illegal ones get exactly 0."""
+    probs = torch.softmax(mask_logits(logits, masks), dim=-1)
+    return probs.masked_fill(~masks, 0.0)
+
+
+class PolicyValueNet(nn.Module):
+    """Shared surface of every network: shapes, the config it was built from, value decoding."""
+
+    def __init__(
+        self, config: ModelConfig, observation_shape: tuple[int, int, int], num_actions: int
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.observation_shape = tuple(int(d) for d in observation_shape)
+        self.num_actions = int(num_actions)
+        self.value_outputs = 3 if config.value_head == "wdl" else 1
+
+    def expected_value(self, value_out: torch.Tensor) -> torch.Tensor:
+        """One value per position in [-1, 1] (mover's view): tanh output or p_win - p_loss."""
+        if self.config.value_head == "wdl":
+            probs = torch.softmax(value_out.float(), dim=-1)
+            return probs[:, 0] - probs[:, 2]
+        return value_out.float()
+
+    def _value(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw if self.config.value_head == "wdl" else torch.tanh(raw.squeeze(-1))
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(x + self.bn2(self.conv2(y)))
+
+
+class ResNet(PolicyValueNet):
+    """AlphaZero tower: 3x3 conv stem, ``blocks`` residual blocks, 1x1-conv policy/value heads."""
+
+    def __init__(
+        self, config: ModelConfig, observation_shape: tuple[int, int, int], num_actions: int
+    ) -> None:
+        super().__init__(config, observation_shape, num_actions)
+        planes, height, width = self.observation_shape
+        area = height * width
+        c = config.channels
+        self.stem = nn.Sequential(
+            nn.Conv2d(planes, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU()
+        )
+        self.tower = nn.Sequential(*(ResidualBlock(c) for _ in range(config.blocks)))
+        self.policy_head = nn.Sequential(
+            nn.Conv2d(c, config.policy_channels, 1, bias=False),
+            nn.BatchNorm2d(config.policy_channels),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(config.policy_channels * area, num_actions),
+        )
+        self.value_head = nn.Sequential(
+            nn.Conv2d(c, config.value_channels, 1, bias=False),
+            nn.BatchNorm2d(config.value_channels),
+            nn.ReLU(),
+            nn.Flatten(),
+            nn.Linear(config.value_channels * area, config.value_hidden),
+            nn.ReLU(),
+            nn.Linear(config.value_hidden, self.value_outputs),
+        )
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = self.tower(self.stem(planes))
+        return self.policy_head(x), self._value(self.value_head(x))
+
+
+class MLP(PolicyValueNet):
+    """Fully connected trunk over the flattened planes: enough for 3x3 boards, and fast."""
+
+    def __init__(
+        self, config: ModelConfig, observation_shape: tuple[int, int, int], num_actions: int
+    ) -> None:
+        super().__init__(config, observation_shape, num_actions)
+        layers: list[nn.Module] = [nn.Flatten()]
+        width = math.prod(self.observation_shape)
+        for hidden in config.mlp_hidden:
+            layers += [nn.Linear(width, hidden), nn.ReLU()]
+            width = hidden
+        self.trunk = nn.Sequential(*layers)
+        self.policy_head = nn.Linear(width, num_actions)
+        self.value_head = nn.Sequential(
+            nn.Linear(width, config.value_hidden),
+            nn.ReLU(),
+            nn.Linear(config.value_hidden, self.value_outputs),
+        )
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = self.trunk(planes)
+        return self.policy_head(x), self._value(self.value_head(x))
+
+
+ARCHITECTURE_CLASSES: dict[str, type[PolicyValueNet]] = {"resnet": ResNet, "mlp": MLP}
+
+
+def build_model(
+    game: Game,
+    config: ModelConfig | dict | None = None,
+    *,
+    seed: int | None = None,
+) -> PolicyValueNet:
+    """The network ``config`` describes, sized for ``game``'s planes and action space.
+
+    ``seed`` makes the initial weights reproducible (on the CPU) without touching the global
+    torch RNG. Raises ``ModelConfigError`` when the config does not fit the game.
+    """
+    if config is None:
+        config = ModelConfig()
+    elif not isinstance(config, ModelConfig):
+        config = ModelConfig.from_dict(dict(config))
+    shape = tuple(int(d) for d in game.observation_shape)
+    if len(shape) != 3:
+        raise ModelConfigError(
+            f"game {game.name!r} encodes planes of shape {shape}; networks need (C, H, W)"
+        )
+    if config.board_size is not None and shape[1:] != (config.board_size, config.board_size):
+        raise ModelConfigError(
+            f"this model config is for {config.board_size}x{config.board_size} boards, but game "
+            f"{game.name!r} has {shape[1]}x{shape[2]} planes; pick a model preset for this game "
+            "or set model.board_size=null"
+        )
+    cls = ARCHITECTURE_CLASSES[config.arch]
+    if seed is None:
+        return cls(config, shape, game.num_actions)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return cls(config, shape, game.num_actions)

@@ -1,0 +1,168 @@
+"""Gumbel root search (Danihelka et al., ICLR 2022, "Policy improvement by planning with Gumbel").
+
+The pieces that differ from PUCT, as numba helpers over the forest arrays of ``puct.py``:
+
+- completed Q-values: visited moves keep their mean value, unvisited ones get the "mixed value"
+  (the network value blended with the prior-weighted mean of the visited moves), rescaled to
+  [0, 1] and scaled by ``sigma = (c_visit + max visits) * c_scale``;
+- the root picks moves by sequential halving: simulation ``k`` goes to the best-scoring move
+  (``gumbel + logit + sigma(q)``) among those with exactly ``schedule[m, k]`` visits, which first
+  samples ``m`` moves without replacement (Gumbel-top-k) and then halves them phase by phase;
+- interior nodes pick deterministically: ``argmax(pi'(a) - N(a) / (1 + sum N))`` with the improved
+  policy ``pi' = softmax(logits + sigma(completed q))``, the paper's rule;
+- the policy target is that improved policy at the root and the move played is the surviving
+  move with the best score.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+_TINY_PRIOR = 1e-30  # floor before taking log(prior), so a zero prior stays finite
+
+
+def halving_schedule(max_considered: int, num_simulations: int) -> np.ndarray:
+    """``[max_considered + 1, num_simulations]`` int32 table: row ``m`` gives, for simulation
+    ``k``, the visit count the root move it goes to must have, for ``m`` considered moves.
+
+    Each phase gives every remaining move ``max(1, n // (ceil(log2 m) * remaining))`` visits, then
+    keeps the better half (at least two); the phases repeat until the budget is used.
+    """
+    table = np.zeros((max_considered + 1, num_simulations), np.int32)
+    for m in range(1, max_considered + 1):
+        if m == 1:
+            table[m] = np.arange(num_simulations)
+            continue
+        phases = math.ceil(math.log2(m))
+        sequence: list[int] = []
+        visits = [0] * m
+        remaining = m
+        while len(sequence) < num_simulations:
+            rounds = max(1, num_simulations // (phases * remaining))
+            for _ in range(rounds):
+                sequence.extend(visits[:remaining])
+                for i in range(remaining):
+                    visits[i] += 1
+            remaining = max(2, remaining // 2)
+        table[m] = sequence[:num_simulations]
+    return table
+
+
+@njit(cache=True)
+def completed_sigma(f, b, node, c_visit, c_scale, out):
+    """Writes ``sigma(completed q)`` of each move of ``node`` into ``out[:num_edges]``."""
+    first, count = f.first_edge[b, node], f.num_edges[b, node]
+    sum_n, max_n, sum_p, sum_pq = 0, 0, 0.0, 0.0
+    for k in range(count):
+        e = first + k
+        n = f.edge_visits[b, e]
+        if n > 0:
+            sum_n += n
+            max_n = max(max_n, n)
+            p = f.edge_prior[b, e]
+            sum_p += p
+            sum_pq += p * f.edge_value_sum[b, e] / n
+    raw = f.raw_value[b, node]
+    mixed = raw if sum_p <= 0.0 else (raw + sum_n * sum_pq / sum_p) / (1 + sum_n)
+    lo, hi = np.inf, -np.inf
+    for k in range(count):
+        e = first + k
+        n = f.edge_visits[b, e]
+        q = f.edge_value_sum[b, e] / n if n > 0 else mixed
+        out[k] = q
+        lo, hi = min(lo, q), max(hi, q)
+    scale = (c_visit + max_n) * c_scale / max(hi - lo, 1e-8)
+    for k in range(count):
+        out[k] = (out[k] - lo) * scale
+
+
+@njit(cache=True)
+def improved_policy(f, b, node, c_visit, c_scale, out):
+    """Writes ``pi' = softmax(log prior + sigma(completed q))`` of ``node``'s moves into ``out``."""
+    first, count = f.first_edge[b, node], f.num_edges[b, node]
+    completed_sigma(f, b, node, c_visit, c_scale, out)
+    top = -np.inf
+    for k in range(count):
+        out[k] += math.log(max(f.edge_prior[b, first + k], _TINY_PRIOR))
+        top = max(top, out[k])
+    total = 0.0
+    for k in range(count):
+        out[k] = math.exp(out[k] - top)
+        total += out[k]
+    for k in range(count):
+        out[k] /= total
+
+
+@njit(cache=True)
+def interior_pick(f, b, node, c_visit, c_scale, scratch):
+    """Edge offset chosen at a non-root node: ``argmax(pi'(a) - N(a) / (1 + sum N))``."""
+    first, count = f.first_edge[b, node], f.num_edges[b, node]
+    improved_policy(f, b, node, c_visit, c_scale, scratch)
+    sum_n = 0
+    for k in range(count):
+        sum_n += f.edge_visits[b, first + k]
+    best, best_score = 0, -np.inf
+    for k in range(count):
+        score = scratch[k] - f.edge_visits[b, first + k] / (1.0 + sum_n)
+        if score > best_score:
+            best, best_score = k, score
+    return best
+
+
+@njit(cache=True)
+def _root_scores(f, b, gumbel, c_visit, c_scale, sigma):
+    """``gumbel + log prior + sigma(completed q)`` for each root move, written into ``sigma``."""
+    completed_sigma(f, b, 0, c_visit, c_scale, sigma)
+    first = f.first_edge[b, 0]
+    for k in range(f.num_edges[b, 0]):
+        sigma[k] += gumbel[b, k] + math.log(max(f.edge_prior[b, first + k], _TINY_PRIOR))
+
+
+@njit(cache=True)
+def _best_with_visits(f, b, visits, scores):
+    """Edge offset of the best-scoring root move with exactly ``visits`` visits, or -1."""
+    first = f.first_edge[b, 0]
+    best, best_score = -1, -np.inf
+    for k in range(f.num_edges[b, 0]):
+        if f.edge_visits[b, first + k] == visits and scores[k] > best_score:
+            best, best_score = k, scores[k]
+    return best
+
+
+@njit(cache=True)
+def root_pick(f, b, gumbel, target_visits, c_visit, c_scale, scratch):
+    """Edge offset of the root move the next simulation goes to (sequential halving).
+
+    Among moves with exactly ``target_visits`` visits the best score wins; if none has (more
+    simulations than scheduled, or -1), the best among the least visited.
+    """
+    first = f.first_edge[b, 0]
+    _root_scores(f, b, gumbel, c_visit, c_scale, scratch)
+    best = _best_with_visits(f, b, target_visits, scratch)
+    if best >= 0:
+        return best
+    fewest = f.edge_visits[b, first]
+    for k in range(f.num_edges[b, 0]):
+        fewest = min(fewest, f.edge_visits[b, first + k])
+    return _best_with_visits(f, b, fewest, scratch)
+
+
+@njit(cache=True)
+def root_results(f, num_trees, gumbel, c_visit, c_scale, policy, action):
+    """Improved policy ``softmax(logits + sigma(completed q))`` and the move to play, per tree."""
+    sigma = np.empty(policy.shape[1], np.float64)
+    for b in range(num_trees):
+        first, count = f.first_edge[b, 0], f.num_edges[b, 0]
+        _root_scores(f, b, gumbel, c_visit, c_scale, sigma)
+        most = 0
+        for k in range(count):
+            most = max(most, f.edge_visits[b, first + k])
+        best = _best_with_visits(f, b, most, sigma)  # the best score among the most visited
+        action[b] = f.edge_action[b, first + best]
+        improved_policy(f, b, 0, c_visit, c_scale, sigma)
+        policy[b] = 0.0
+        for k in range(count):
+            policy[b, f.edge_action[b, first + k]] = sigma[k]

@@ -1,0 +1,182 @@
+"""Replay buffer: the last ``capacity`` self-play positions in preallocated numpy ring arrays.
+
+Each position stores the network input (planes), the legal mask, the search's policy target,
+the value target from the mover's view, and whether the policy target came from a full search
+(playout-cap randomisation: cheap searches train the value only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+
+from ultimate_rl.games.base import Game
+from ultimate_rl.games.symmetry import Symmetry
+from ultimate_rl.selfplay.augment import apply_random_symmetries
+
+
+class Batch(NamedTuple):
+    """A batch of positions (numpy arrays, or tensors after ``to_torch``).
+
+    Field order matches ``ultimate_rl.nn.alphazero_loss(model, *batch.to_torch(device))``.
+    """
+
+    planes: Any  # [B, C, H, W] float32
+    masks: Any  # [B, A] bool
+    policies: Any  # [B, A] float32, sums to 1 over legal actions
+    values: Any  # [B] float32 in [-1, 1], mover's view
+    full_search: Any  # [B] bool
+
+    def to_torch(self, device: str | torch.device = "cpu") -> Batch:
+        """The same batch as torch tensors on ``device`` (shared memory on the CPU)."""
+        return Batch(*(torch.from_numpy(np.asarray(a)).to(device) for a in self))
+
+
+class ReplayBuffer:
+    """A window of the most recent ``capacity`` positions with uniform sampling.
+
+    ``add`` takes whole batches (one per finished game or self-play step) and writes them with
+    one vectorised copy each; once full, the oldest positions are overwritten. ``state_dict`` /
+    ``load_state_dict`` restore the exact contents and slot layout, so sampling resumes exactly
+    with the same generator state.
+    """
+
+    def __init__(self, capacity: int, observation_shape: Sequence[int], num_actions: int) -> None:
+        if not isinstance(capacity, int | np.integer) or capacity < 1:
+            raise ValueError(
+                f"replay capacity must be a positive number of positions, got {capacity!r}"
+            )
+        self.capacity = int(capacity)
+        self.observation_shape = tuple(int(d) for d in observation_shape)
+        self.num_actions = int(num_actions)
+        self.planes = np.zeros((self.capacity, *self.observation_shape), dtype=np.float32)
+        self.masks = np.zeros((self.capacity, self.num_actions), dtype=bool)
+        self.policies = np.zeros((self.capacity, self.num_actions), dtype=np.float32)
+        self.values = np.zeros(self.capacity, dtype=np.float32)
+        self.full_search = np.zeros(self.capacity, dtype=bool)
+        self.size = 0  # filled slots: 0..size-1
+        self.cursor = 0  # the slot the next position goes to
+        self.total_added = 0  # positions ever added (a statistic; the window keeps `capacity`)
+
+    @classmethod
+    def for_game(cls, game: Game, capacity: int) -> ReplayBuffer:
+        return cls(capacity, game.observation_shape, game.num_actions)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def add(
+        self,
+        planes: np.ndarray,
+        masks: np.ndarray,
+        policies: np.ndarray,
+        values: np.ndarray,
+        full_search: np.ndarray | bool = True,
+    ) -> None:
+        """Appends ``n`` positions (first axis); ``full_search`` may be one bool for all."""
+        planes = np.asarray(planes, dtype=np.float32)
+        masks = np.asarray(masks, dtype=bool)
+        policies = np.asarray(policies, dtype=np.float32)
+        values = np.asarray(values, dtype=np.float32)
+        n = planes.shape[0] if planes.ndim == len(self.observation_shape) + 1 else -1
+        expected = {
+            "planes": ((n, *self.observation_shape), planes.shape),
+            "masks": ((n, self.num_actions), masks.shape),
+            "policies": ((n, self.num_actions), policies.shape),
+            "values": ((n,), values.shape),
+        }
+        for name, (want, got) in expected.items():
+            if n < 0 or tuple(got) != want:
+                raise ValueError(
+                    f"replay add: {name} must have shape [n, ...] = "
+                    f"{['n', *want[1:]]} for this game, got {list(got)}"
+                )
+        full = np.broadcast_to(np.asarray(full_search, dtype=bool), (n,))
+        self.total_added += n
+        skip = max(n - self.capacity, 0)  # only the newest `capacity` positions would survive
+        slots = (self.cursor + np.arange(n - skip)) % self.capacity
+        for target, source in zip(
+            self._arrays(), (planes, masks, policies, values, full), strict=True
+        ):
+            target[slots] = source[skip:]
+        self.cursor = (self.cursor + n - skip) % self.capacity
+        self.size = min(self.size + n - skip, self.capacity)
+
+    def sample(
+        self,
+        batch_size: int,
+        rng: np.random.Generator,
+        symmetries: Sequence[Symmetry] | None = None,
+    ) -> Batch:
+        """``batch_size`` positions drawn uniformly (with replacement) from the window.
+
+        With ``symmetries`` (e.g. ``game.symmetries``) each sample gets a random one applied
+        (see ``ultimate_rl.selfplay.augment``).
+        """
+        if len(self) == 0:
+            raise ValueError("the replay buffer is empty; add self-play positions before sampling")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size}")
+        index = rng.integers(0, len(self), size=batch_size)
+        batch = Batch(
+            self.planes[index],
+            self.masks[index],
+            self.policies[index],
+            self.values[index],
+            self.full_search[index],
+        )
+        if symmetries:
+            batch = apply_random_symmetries(batch, symmetries, rng)
+        return batch
+
+    def state_dict(self) -> dict[str, Any]:
+        """The filled part only, as torch tensors sharing memory with the buffer.
+
+        Tensors (not numpy arrays) so the dict can go into a checkpoint's ``extra`` and load
+        with ``torch.load(weights_only=True)``.
+        """
+        size = self.size
+        return {
+            "capacity": self.capacity,
+            "size": size,
+            "cursor": self.cursor,
+            "total_added": self.total_added,
+            "observation_shape": list(self.observation_shape),
+            "num_actions": self.num_actions,
+            "planes": torch.from_numpy(self.planes[:size]),
+            "masks": torch.from_numpy(self.masks[:size]),
+            "policies": torch.from_numpy(self.policies[:size]),
+            "values": torch.from_numpy(self.values[:size]),
+            "full_search": torch.from_numpy(self.full_search[:size]),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores ``state_dict()`` output; a different capacity keeps the newest positions."""
+        shape = tuple(int(d) for d in state["observation_shape"])
+        if shape != self.observation_shape or int(state["num_actions"]) != self.num_actions:
+            raise ValueError(
+                f"replay state is for planes {shape} and {state['num_actions']} actions, this "
+                f"buffer holds planes {self.observation_shape} and {self.num_actions} actions; "
+                "is it another game's run?"
+            )
+        arrays = [
+            np.asarray(state[name])
+            for name in ("planes", "masks", "policies", "values", "full_search")
+        ]
+        size, cursor = int(state["size"]), int(state["cursor"])
+        if int(state["capacity"]) == self.capacity:
+            for target, source in zip(self._arrays(), arrays, strict=True):
+                target[:size] = source
+            self.size, self.cursor = size, cursor
+        else:  # another window size: re-add the stored positions oldest first
+            oldest = cursor if size == int(state["capacity"]) else 0
+            order = (oldest + np.arange(size)) % max(size, 1)
+            self.size = self.cursor = 0
+            self.add(*(a[order] for a in arrays))
+        self.total_added = int(state["total_added"])
+
+    def _arrays(self) -> tuple[np.ndarray, ...]:
+        return self.planes, self.masks, self.policies, self.values, self.full_search
