@@ -12,4 +12,13 @@ from ultimate_rl.envs import register_envs  # noqa: E402
 register_envs()
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "games"]
+__all__ = ["__version__", "games", "load_agent"]
+
+
+def __getattr__(name: str) -> object:
+    """``ultimate_rl.load_agent`` loads on first use, so ``import ultimate_rl`` needs no torch."""
+    if name == "load_agent":
+        from ultimate_rl.loading import load_agent
+
+        return load_agent
+    raise AttributeError(f"module 'ultimate_rl' has no attribute {name!r}")

@@ -16,7 +16,7 @@ import torch
 from ultimate_rl.agents import register
 from ultimate_rl.agents.base import Agent, Analysis, check_playable
 from ultimate_rl.games.base import Game
-from ultimate_rl.nn.checkpoint import load_checkpoint
+from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
 from ultimate_rl.nn.evaluator import make_evaluator
 from ultimate_rl.search.puct import BatchedSearch, SearchConfig
 
@@ -35,7 +35,7 @@ class NetworkAgent(Agent):
 
     def __init__(
         self,
-        checkpoint: str | os.PathLike,
+        checkpoint: str | os.PathLike | Checkpoint,
         num_simulations: int = 200,
         device: str | torch.device = "auto",
         algorithm: str = "puct",
@@ -50,7 +50,9 @@ class NetworkAgent(Agent):
             raise ValueError(
                 f"num_simulations must be >= 0 (0 plays the raw policy), got {num_simulations}"
             )
-        self.checkpoint = load_checkpoint(checkpoint)
+        self.checkpoint = (
+            checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
+        )
         self.num_simulations = int(num_simulations)
         self.temperature = float(temperature)
         self.seed = seed

@@ -1,0 +1,183 @@
+"""Exported agents: the .urla round trip, load_agent, clear errors, the CLI, and ONNX vs torch."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from ultimate_rl.export import (
+    BundleError,
+    BundleNotFoundError,
+    export_agent,
+    export_onnx,
+    onnx_max_difference,
+    read_bundle,
+)
+from ultimate_rl.games import make
+from ultimate_rl.loading import load_agent
+from ultimate_rl.nn import ModelConfig, build_model, masked_softmax, save_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL_NETS = {
+    "tictactoe": ModelConfig(arch="mlp", mlp_hidden=(32,), value_hidden=16),
+    "uttt": ModelConfig(arch="resnet", blocks=1, channels=8, value_hidden=16, value_head="scalar"),
+}
+
+
+def positions(game, count: int, seed: int = 0) -> list[np.ndarray]:
+    """Non-terminal positions from random play."""
+    rng = np.random.default_rng(seed)
+    found = []
+    while len(found) < count:
+        state = game.initial_state()
+        while not game.is_terminal(state) and len(found) < count:
+            found.append(state)
+            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
+    return found
+
+
+def make_checkpoint(tmp_path: Path, game_name: str) -> tuple[Path, torch.nn.Module]:
+    game = make(game_name)
+    model = build_model(game, SMALL_NETS[game_name], seed=1)
+    with torch.no_grad():  # BatchNorm running stats away from their defaults, so they must travel
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.uniform_(-0.5, 0.5)
+                module.running_var.uniform_(0.5, 2.0)
+    path = save_checkpoint(
+        tmp_path / "ckpt.pt", model=model, model_config=model.config, game_name=game_name, step=42
+    )
+    return path, model.eval()
+
+
+def policies(model: torch.nn.Module, game, states: list[np.ndarray]) -> np.ndarray:
+    planes = torch.from_numpy(np.stack([game.encode(s) for s in states]))
+    masks = torch.from_numpy(np.stack([game.legal_mask(s) for s in states]))
+    with torch.inference_mode():
+        return masked_softmax(model(planes)[0], masks).numpy()
+
+
+@pytest.mark.parametrize("game_name", ["tictactoe", "uttt"])
+def test_round_trip_keeps_the_network_and_the_settings(tmp_path: Path, game_name: str) -> None:
+    checkpoint, model = make_checkpoint(tmp_path, game_name)
+    out = tmp_path / "agent.urla"
+    export_agent(checkpoint, out, search={"num_simulations": 16}, metadata={"note": "test"})
+    raw = torch.load(out, weights_only=True)  # plain data only
+    assert raw["format"] == "ultimate_rl.agent" and raw["game"]["name"] == game_name
+    bundle = read_bundle(out)
+    assert bundle.metadata["step"] == 42 and bundle.metadata["note"] == "test"
+    assert bundle.search == {"num_simulations": 16}
+    game = make(game_name)
+    states = positions(game, 12)
+    expected = policies(model, game, states)
+    np.testing.assert_array_equal(policies(bundle.build_model("cpu"), game, states), expected)
+    agent = load_agent(out, num_simulations=0, device="cpu")
+    for state, policy in zip(states, expected, strict=True):
+        analysis = agent.analyse(game, state)
+        np.testing.assert_allclose(analysis.policy, policy, atol=1e-6)
+        assert agent.select_action(game, state) == int(np.argmax(policy))
+
+
+def test_load_agent_searches_with_the_stored_defaults(tmp_path: Path) -> None:
+    checkpoint, _ = make_checkpoint(tmp_path, "tictactoe")
+    out = tmp_path / "agent.urla"
+    export_agent(checkpoint, out, search={"num_simulations": 8})
+    agent = load_agent(out, device="cpu", seed=0)
+    game = make("tictactoe")
+    state = game.initial_state()
+    assert agent.num_simulations == 8
+    assert game.legal_mask(state)[agent.select_action(game, state)]
+    assert load_agent(out, num_simulations=3, device="cpu").num_simulations == 3
+
+
+def test_bad_agent_files_get_clear_errors(tmp_path: Path) -> None:
+    checkpoint, _ = make_checkpoint(tmp_path, "tictactoe")
+    with pytest.raises(BundleNotFoundError, match="no agent file"):
+        read_bundle(tmp_path / "missing.urla")
+    with pytest.raises(BundleNotFoundError, match="folder"):
+        read_bundle(tmp_path)
+    garbage = tmp_path / "garbage.urla"
+    garbage.write_bytes(b"not a torch file at all")
+    with pytest.raises(BundleError, match="damaged"):
+        read_bundle(garbage)
+    with pytest.raises(BundleError, match="training checkpoint: export it"):
+        read_bundle(checkpoint)
+    good = tmp_path / "good.urla"
+    export_agent(checkpoint, good)
+    payload = torch.load(good, weights_only=True)
+
+    def broken(name: str, change) -> Path:
+        copy = {**payload, "game": dict(payload["game"]), "encoding": dict(payload["encoding"])}
+        copy["model"] = {
+            "config": dict(payload["model"]["config"]),
+            "state": payload["model"]["state"],
+        }
+        change(copy)
+        path = tmp_path / f"{name}.urla"
+        torch.save(copy, path)
+        return path
+
+    cases = {
+        "newer": (lambda p: p.update(format_version=99), "upgrade ultimate_rl"),
+        "stale": (lambda p: p["encoding"].update(version="0" * 16), "input encoding"),
+        "nogame": (lambda p: p.pop("game"), "incomplete agent file"),
+        "badgame": (lambda p: p["game"].update(name="chess"), "cannot be made"),
+        "weights": (lambda p: p["model"]["config"].update(mlp_hidden=[64]), "do not fit"),
+        "config": (lambda p: p["model"]["config"].update(wings=2), "malformed"),
+    }
+    for name, (change, words) in cases.items():
+        with pytest.raises(BundleError, match=words):
+            read_bundle(broken(name, change))
+    with pytest.raises(FileNotFoundError):
+        export_agent(tmp_path / "nope.pt", tmp_path / "x.urla")
+
+
+def test_export_script(tmp_path: Path) -> None:
+    checkpoint, _ = make_checkpoint(tmp_path, "tictactoe")
+    out = tmp_path / "cli.urla"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "scripts/export.py",
+            f"checkpoint={checkpoint}",
+            f"out={out}",
+            "agent.num_simulations=5",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"wrote {out}" in result.stdout
+    assert read_bundle(out).search["num_simulations"] == 5
+    missing = subprocess.run(
+        [sys.executable, "scripts/export.py", f"checkpoint={tmp_path / 'nope.pt'}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert missing.returncode != 0 and "no checkpoint" in missing.stderr
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None
+    or importlib.util.find_spec("onnxscript") is None,
+    reason="needs the export extra: pip install onnx onnxscript onnxruntime",
+)
+def test_onnx_gives_the_same_outputs_as_torch(tmp_path: Path) -> None:
+    checkpoint, _ = make_checkpoint(tmp_path, "uttt")
+    bundle = export_agent(checkpoint, tmp_path / "agent.urla")
+    model = bundle.build_model("cpu")
+    path = export_onnx(model, tmp_path / "agent.onnx")
+    game = make("uttt")
+    for count in (1, 7):  # the batch axis is dynamic
+        planes = np.stack([game.encode(s) for s in positions(game, count, seed=count)])
+        assert onnx_max_difference(model, path, planes) < 1e-4

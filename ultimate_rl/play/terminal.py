@@ -1,0 +1,315 @@
+"""Play an agent in the terminal: a board picture, forgiving move input, several games in a row.
+
+``play_terminal`` reads from and writes to the streams it is given, so tests (and scripts) can
+drive whole games through a ``StringIO``. Colours are used only on a real terminal; without them
+the board the person must play in is still marked (its empty cells are dots, all others blank).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from ultimate_rl.games.base import Game
+from ultimate_rl.play.notation import NOTATION_HELP, MoveError, move_to_text, parse_move
+from ultimate_rl.play.session import Agent, Match, parse_side
+from ultimate_rl.play.view import BoardView
+
+COMMANDS_HELP = (
+    "Commands: 'help' (this text), 'board' (draw the board again), 'moves' (list legal moves), "
+    "'resign' (give up this game), 'quit' (stop playing)."
+)
+
+_RESET = "\033[0m"
+_STYLES = {
+    "X": "\033[1;31m",  # bold red
+    "O": "\033[1;34m",  # bold blue
+    "active": "\033[43m",  # yellow background: where the person may play
+    "last": "\033[7m",  # reverse video: the last move
+    "dim": "\033[2m",
+}
+
+# Pictures of a decided small board (3 rows of 9 characters).
+_CLOSED_BOARD = {
+    "X": ("  \\   /  ", "    X    ", "  /   \\  "),
+    "O": ("  .---.  ", "  | O |  ", "  '---'  "),
+    "draw": ("         ", "  draw   ", "         "),
+}
+# Beside the grid: how boards and cells are numbered for the "5 3" notation.
+_UTTT_KEY = (
+    "    boards and cells:",
+    "      1 2 3",
+    "      4 5 6",
+    "      7 8 9",
+    "",
+    "",
+    "",
+    "",
+    "",
+)
+BOARD_NAMES = (
+    "top left",
+    "top",
+    "top right",
+    "left",
+    "centre",
+    "right",
+    "bottom left",
+    "bottom",
+    "bottom right",
+)
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{_STYLES[style]}{text}{_RESET}" if color and style else text
+
+
+def _cell(view: BoardView, index: int, color: bool) -> str:
+    """A 3-character cell: the mark (in brackets if it was the last move), a dot if playable."""
+    mark = view.cells[index]
+    if not mark:
+        text = " · " if view.playable_cells[index] else "   "
+        return _paint(text, "active" if view.playable_cells[index] else "", color)
+    owner_style = "XO"[view.owners[index]] if not view.geometry.writes_numbers else ""
+    if index == view.last_cell:
+        return _paint(f"[{mark}]", "last", color) if color else f"[{mark}]"
+    return _paint(f" {mark} ", owner_style, color)
+
+
+def draw_uttt(view: BoardView, color: bool) -> str:
+    """The 9x9 grid with the small boards boxed; decided boards drawn as one big mark."""
+    rule = "    +" + "+".join(["---------"] * 3) + "+"
+    letters = ["  ".join(chr(97 + c) for c in range(b, b + 3)) for b in (0, 3, 6)]
+    lines = ["      " + "   ".join(letters), rule]
+    for row in range(9):
+        parts = []
+        for big_col in range(3):
+            board = 3 * (row // 3) + big_col
+            result = view.boards[board]
+            if result:
+                picture = _CLOSED_BOARD[result][row % 3]
+                style = result if result in ("X", "O") else "dim"
+                parts.append(_paint(picture, style, color))
+            else:
+                parts.append(
+                    "".join(_cell(view, row * 9 + 3 * big_col + c, color) for c in range(3))
+                )
+        lines.append(f"  {row + 1} |" + "|".join(parts) + "|" + _UTTT_KEY[row])
+        if row % 3 == 2:
+            lines.append(rule)
+    return "\n".join(lines)
+
+
+def draw_grid(view: BoardView, color: bool) -> str:
+    """A small square board (tic-tac-toe, numerical); numerical shows the cell numbers beside it."""
+    side = view.geometry.side
+    rule = "    +" + "+".join(["---"] * side) + "+"
+    lines = ["      " + "   ".join(chr(97 + c) for c in range(side)), rule]
+    for row in range(side):
+        cells = "|".join(_cell(view, row * side + c, color) for c in range(side))
+        line = f"  {row + 1} |{cells}|"
+        if view.geometry.writes_numbers:
+            line += "     cells: " + " ".join(str(row * side + c + 1) for c in range(side))
+        lines += [line, rule]
+    return "\n".join(lines)
+
+
+def draw_board(view: BoardView, color: bool = False) -> str:
+    """The text picture of a position for the terminal."""
+    return draw_uttt(view, color) if view.geometry.is_uttt else draw_grid(view, color)
+
+
+def where_to_play(view: BoardView) -> str:
+    """One line telling the mover where they may play (uttt) or what they may write (numerical)."""
+    if view.geometry.is_uttt:
+        if len(view.active_boards) == 1:
+            board = view.active_boards[0]
+            return f"Play in board {board + 1} ({BOARD_NAMES[board]}), marked with dots."
+        return "You may play in any open board (the dotted cells)."
+    if view.geometry.writes_numbers:
+        return "Your numbers: " + ", ".join(map(str, view.numbers_left)) + "."
+    return ""
+
+
+@dataclass
+class Scoreboard:
+    """Results of the games played in one session, from the person's side."""
+
+    results: Counter = field(default_factory=Counter)
+
+    def add(self, result: str) -> None:
+        self.results[result] += 1
+
+    def summary(self) -> str:
+        r = self.results
+        return f"You won {r['win']}, drew {r['draw']} and lost {r['loss']} game(s)."
+
+
+class _Quit(Exception):
+    """The person typed quit, or the input ended."""
+
+
+class TerminalPlay:
+    """The read-eval-print loop of a terminal session against one agent."""
+
+    def __init__(
+        self,
+        game: Game,
+        agent: Agent,
+        *,
+        stdin: TextIO,
+        stdout: TextIO,
+        agent_name: str = "agent",
+        color: bool = False,
+    ) -> None:
+        self.game = game
+        self.agent = agent
+        self.stdin = stdin
+        self.stdout = stdout
+        self.agent_name = agent_name
+        self.color = color
+
+    def say(self, text: str = "") -> None:
+        print(text, file=self.stdout, flush=True)
+
+    def ask(self, prompt: str) -> str:
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        if not line:  # end of input
+            self.say()
+            raise _Quit
+        return line.strip()
+
+    def names(self, match: Match) -> tuple[str, str]:
+        """Who is who, e.g. ("You (X)", "uct (O)")."""
+        marks = self.game_marks()
+        you = f"You ({marks[match.human]})"
+        return you, f"{self.agent_name} ({marks[1 - match.human]})"
+
+    def game_marks(self) -> tuple[str, str]:
+        return ("odd", "even") if self.game.name == "numerical_ttt" else ("X", "O")
+
+    def show(self, match: Match) -> None:
+        view = match.view()
+        self.say()
+        self.say(draw_board(view, self.color))
+        if match.human_to_move:
+            hint = where_to_play(view)
+            if hint:
+                self.say(hint)
+
+    def human_turn(self, match: Match) -> None:
+        """Asks until the person types a legal move or a command that ends the turn."""
+        mark = self.game_marks()[match.human]
+        while True:
+            text = self.ask(f"Your move ({mark}; 'help' for notation): ")
+            command = text.lower()
+            if command in ("quit", "exit", "q"):
+                raise _Quit
+            if command in ("help", "h", "?"):
+                self.say(NOTATION_HELP[self.game.name])
+                self.say(COMMANDS_HELP)
+            elif command == "board":
+                self.show(match)
+            elif command in ("moves", "legal"):
+                legal = self.game.legal_actions(match.state)
+                self.say("Legal moves: " + ", ".join(move_to_text(self.game, a) for a in legal))
+            elif command == "resign":
+                match.resign()
+                return
+            else:
+                try:
+                    action = parse_move(self.game, match.state, text, match.view())
+                except MoveError as err:
+                    self.say(f"Not a move here: {err}")
+                    continue
+                match.play(action)
+                return
+
+    def agent_turn(self, match: Match) -> None:
+        start = time.perf_counter()
+        action = int(self.agent.select_action(self.game, match.state.copy()))
+        seconds = time.perf_counter() - start
+        match.play(action)
+        self.say(f"{self.agent_name} plays {move_to_text(self.game, action)} ({seconds:.1f} s)")
+
+    def play_game(self, human: int) -> Match:
+        match = Match(self.game, human)
+        you, them = self.names(match)
+        first = you if human == 0 else them
+        self.say(f"\nNew game of {self.game.name}: {you} against {them}; {first} moves first.")
+        while not match.over:
+            if match.human_to_move:
+                self.show(match)
+                self.human_turn(match)
+            else:
+                self.agent_turn(match)
+        self.show(match)
+        self.say(match.result_text())
+        return match
+
+    def run(self, side: str = "alternate", games: int | None = None) -> Scoreboard:
+        """Plays games until the person quits (or ``games`` have been played)."""
+        alternate = str(side).strip().lower() == "alternate"
+        human = 0 if alternate else parse_side(side)
+        scores = Scoreboard()
+        self.say(NOTATION_HELP[self.game.name])
+        self.say(COMMANDS_HELP)
+        try:
+            while games is None or sum(scores.results.values()) < games:
+                match = self.play_game(human)
+                scores.add(match.human_result() or "draw")
+                if alternate:
+                    human = 1 - human
+                if games is not None and sum(scores.results.values()) >= games:
+                    break
+                human = self.ask_next_side(human)
+        except _Quit:
+            pass
+        self.say(scores.summary())
+        return scores
+
+    def ask_next_side(self, human: int) -> int:
+        """Asks whether to play again and with which side; Enter keeps the proposed side."""
+        marks = self.game_marks()
+        while True:
+            answer = self.ask(
+                f"Another game? Enter plays {marks[human]} next, "
+                f"'{marks[0].lower()}'/'{marks[1].lower()}' picks a side, 'quit' stops: "
+            ).lower()
+            if answer in ("", "y", "yes"):
+                return human
+            if answer in ("quit", "exit", "q", "n", "no"):
+                raise _Quit
+            try:
+                return parse_side(answer)
+            except ValueError as err:
+                self.say(str(err))
+
+
+def play_terminal(
+    game: Game,
+    agent: Agent,
+    *,
+    stdin: TextIO,
+    stdout: TextIO,
+    side: str = "alternate",
+    games: int | None = None,
+    agent_name: str = "agent",
+    color: bool | None = None,
+) -> Scoreboard:
+    """Plays ``agent`` against a person on ``stdin``/``stdout``; returns the person's results.
+
+    ``side``: x (first), o (second) or alternate (the first player changes every game).
+    ``color``: ANSI colours; by default only when ``stdout`` is a terminal.
+    """
+    if str(side).strip().lower() != "alternate":
+        parse_side(side)  # fail before the first game, not after it
+    use_color = stdout.isatty() if color is None else color
+    session = TerminalPlay(
+        game, agent, stdin=stdin, stdout=stdout, agent_name=agent_name, color=use_color
+    )
+    return session.run(side, games)
