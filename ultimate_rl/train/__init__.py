@@ -1,1 +1,7 @@
-"""train layer."""
+"""The training loop: self-play -> replay -> optimise -> checkpoint -> evaluate (see ``loop``)."""
+
+from ultimate_rl.train.config import ConfigError, check_config
+from ultimate_rl.train.loop import train
+from ultimate_rl.train.run import prepare_run
+
+__all__ = ["ConfigError", "check_config", "prepare_run", "train"]

@@ -1,0 +1,18 @@
+"""The selfplay benchmark suite reports its figures (slow: it plays a full round of uttt)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from omegaconf import OmegaConf
+
+from ultimate_rl.benchmarks import selfplay
+
+
+@pytest.mark.slow
+def test_selfplay_suite_reports_every_figure():
+    figures = selfplay.run(OmegaConf.create({"seconds": 0.5}))
+    for key in ("selfplay_positions_per_s", "selfplay_nn_time_fraction", "train_samples_per_s"):
+        assert math.isfinite(figures[key]) and figures[key] > 0, key
+    assert figures["selfplay_nn_time_fraction"] <= 1.0

@@ -1,0 +1,98 @@
+"""Batched self-play: targets, options and reproducibility, with a network-free evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ultimate_rl.games import make
+from ultimate_rl.search.puct import SearchConfig
+from ultimate_rl.selfplay.parallel import split_games
+from ultimate_rl.selfplay.worker import SelfPlaySettings, SelfPlayWorker
+
+
+def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(masks.shape, np.float32), np.zeros(len(masks), np.float32)
+
+
+def play(games: int = 12, seed: int = 0, **settings: object):
+    game = make("tictactoe")
+    options = {"parallel_games": 5, "games_per_iteration": games, **settings}
+    worker = SelfPlayWorker(game, SearchConfig(num_simulations=8), SelfPlaySettings(**options))
+    return game, worker.play(uniform, games, np.random.default_rng(seed))
+
+
+def test_targets_follow_the_rules_and_each_movers_result():
+    game, data = play(games=12)
+    stats = data.stats
+    assert stats.games == 12
+    assert stats.first_wins + stats.draws + stats.second_wins == 12
+    assert len(data.values) == stats.positions == stats.moves
+    # legal masks match the encoded positions, and policy targets live on legal moves only
+    assert np.allclose(data.policies.sum(axis=1), 1.0)
+    assert not (data.policies[~data.masks] > 0).any()
+    # replay each game from the start: every game starts at the empty board (all-legal mask)
+    starts = np.flatnonzero(data.masks.sum(axis=1) == game.num_actions)
+    assert len(starts) == 12
+    # a game's value targets alternate in sign (the movers alternate), or are all 0 (draw)
+    for begin, end in zip(starts, [*starts[1:], len(data.values)], strict=True):
+        values = data.values[begin:end]
+        assert np.all(values[1:] == -values[:-1])
+
+
+def test_same_seed_same_games_other_seed_other_games():
+    _, a = play(seed=3)
+    _, b = play(seed=3)
+    _, c = play(seed=4)
+    assert np.array_equal(a.policies, b.policies) and np.array_equal(a.values, b.values)
+    assert not (len(a.values) == len(c.values) and np.array_equal(a.policies, c.policies))
+
+
+@pytest.mark.parametrize("fraction_full", [0.0, 1.0])
+def test_playout_cap_marks_cheap_searches(fraction_full: float):
+    _, data = play(fraction_full=fraction_full, fast_simulations=2)
+    assert data.full_search.all() == (fraction_full == 1.0)
+    assert data.full_search.any() == (fraction_full == 1.0)
+    expected_sims = 8 if fraction_full == 1.0 else 2
+    assert data.stats.simulations == expected_sims * data.stats.moves
+
+
+def test_resignation_ends_games_and_play_on_games_measure_false_positives():
+    # threshold above any value: the mover at move `min_moves` (the first player) resigns
+    _, resigned = play(
+        resign_enabled=True, resign_threshold=2.0, resign_min_moves=2, resign_disabled_fraction=0.0
+    )
+    stats = resigned.stats
+    assert stats.resignations == stats.games == stats.second_wins == 12
+    assert stats.moves == 2 * 12
+    # the resigner's own position is a loss target: value -1 for the first player at move 2
+    resign_rows = np.flatnonzero(resigned.masks.sum(axis=1) == 7)
+    assert np.all(resigned.values[resign_rows] == -1)
+
+    _, played_on = play(
+        resign_enabled=True, resign_threshold=2.0, resign_min_moves=2, resign_disabled_fraction=1.0
+    )
+    stats = played_on.stats
+    assert stats.resignations == 0
+    assert stats.resign_checks == stats.games
+    assert stats.resign_false == stats.first_wins + stats.draws
+
+
+def test_settings_reject_bad_values():
+    with pytest.raises(ValueError, match="fraction_full"):
+        SelfPlaySettings(fraction_full=1.5)
+    with pytest.raises(ValueError, match="parallel_games"):
+        SelfPlaySettings(parallel_games=0)
+
+
+def test_split_games_shares_evenly():
+    assert split_games(10, 3) == [4, 3, 3]
+    assert sum(split_games(7, 4)) == 7
+
+
+def test_recorded_states_are_real_positions():
+    _, data = play(games=4)
+    # the first position of the first game is the empty board, player 0 to move
+    game = make("tictactoe")
+    assert np.array_equal(data.planes[0], game.encode(game.initial_state()))
+    assert data.masks[0].all()

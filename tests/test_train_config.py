@@ -1,0 +1,83 @@
+"""Config validation: every bad config fails before training, naming the key and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra.errors import ConfigCompositionException, HydraException
+from omegaconf import OmegaConf
+
+from ultimate_rl.train import ConfigError, check_config, prepare_run
+from ultimate_rl.train.loop import learning_rate
+from ultimate_rl.train.run import compose_train_config
+
+PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu"]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_passes_the_checks(preset: str):
+    cfg = compose_train_config([f"experiment={preset}"])
+    checked = check_config(cfg)
+    assert checked.game.name == cfg.game.name
+
+
+def test_unknown_key_in_a_file_or_override_is_named_with_the_valid_keys():
+    cfg = compose_train_config([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.train.iteratons = 5  # a typo, as a preset file could contain
+    with pytest.raises(ConfigError, match=r"train\.iteratons.*valid keys in train.*iterations"):
+        check_config(cfg)
+    with pytest.raises(HydraException, match="iteratons"):
+        compose_train_config(["train.iteratons=5"])
+
+
+def test_unknown_group_option_lists_the_choices():
+    with pytest.raises(ConfigCompositionException, match=r"(?s)resnet_huge.*mlp"):
+        compose_train_config(["model=resnet_huge"])
+
+
+def test_unknown_choice_inside_a_section():
+    with pytest.raises(ConfigError, match=r"optim\.name 'adam'.*adamw"):
+        check_config(compose_train_config(["optim.name=adam"]))
+    with pytest.raises(ConfigError, match="eval opponent 'gnugo'"):
+        check_config(compose_train_config(["eval.opponents=[gnugo]"]))
+
+
+def test_wrong_type_is_reported():
+    with pytest.raises(ConfigError, match="batch_size"):
+        check_config(compose_train_config(["train.batch_size=many"]))
+
+
+def test_nine_by_nine_network_on_a_three_by_three_game_fails_early():
+    with pytest.raises(ConfigError, match=r"9x9 boards.*3x3"):
+        check_config(compose_train_config(["game=tictactoe", "model=resnet_small"]))
+
+
+def test_solver_based_options_need_a_solved_game():
+    with pytest.raises(ConfigError, match="perfect"):
+        check_config(compose_train_config(["experiment=uttt_cpu", "eval.opponents=[perfect]"]))
+
+
+def test_model_and_search_keys_are_checked_by_their_owners():
+    with pytest.raises(ConfigError, match="model"):
+        check_config(compose_train_config(["+model.depth=3"]))
+    with pytest.raises(ConfigError, match="search"):
+        check_config(compose_train_config(["search.num_simulations=0"]))
+
+
+def test_resume_needs_a_run_folder(tmp_path: Path):
+    cfg = compose_train_config([f"resume={tmp_path}"])
+    with pytest.raises(ConfigError, match="nothing to resume"):
+        prepare_run(cfg, tmp_path / "new", [])
+
+
+def test_learning_rate_schedules():
+    optim = compose_train_config([]).optim
+    optim.warmup_steps = 10
+    assert learning_rate(optim, 0, 1000) == pytest.approx(optim.lr / 10)
+    assert learning_rate(optim, 10, 1000) == pytest.approx(optim.lr)
+    assert learning_rate(optim, 1000, 1000) == pytest.approx(optim.lr * optim.min_lr_fraction)
+    optim.schedule = "step"
+    optim.step_every = 100
+    assert learning_rate(optim, 250, 1000) == pytest.approx(optim.lr * optim.step_gamma**2)

@@ -1,0 +1,62 @@
+"""Self-play and training throughput for the ``uttt_cpu`` preset's network and search.
+
+Figures: ``selfplay_positions_per_s`` (moves played per second by one worker playing
+``selfplay.parallel_games`` games at once to the end), ``selfplay_nn_time_fraction`` (the share
+of that wall time spent inside the network's ``evaluate``: the rest is search and engine
+overhead) and ``train_samples_per_s`` (positions per second through the optimiser, augmentation
+included). One torch thread, the preset's own settings, after a warm-up that compiles kernels.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from ultimate_rl.nn import build_model, make_evaluator
+from ultimate_rl.selfplay.replay import ReplayBuffer
+from ultimate_rl.selfplay.worker import SelfPlayWorker
+from ultimate_rl.train.config import check_config
+from ultimate_rl.train.loop import Progress, StopRequest, make_optimizer, optimise
+from ultimate_rl.train.run import compose_train_config
+
+PRESET = "uttt_cpu"
+
+
+def run(cfg: Any) -> dict[str, float]:
+    """The figures above; ``cfg.seconds`` bounds the training measurement."""
+    torch.set_num_threads(1)
+    train_cfg = compose_train_config([f"experiment={PRESET}", "device=cpu"])
+    checked = check_config(train_cfg)
+    game = checked.game
+    model = build_model(game, checked.model, seed=0)
+    evaluate = make_evaluator(model, "cpu")
+    worker = SelfPlayWorker(game, checked.search, checked.selfplay)
+    rng = np.random.default_rng(0)
+    worker.play(evaluate, 2, rng)  # warm-up: compiles the search kernels
+    data = worker.play(evaluate, checked.selfplay.parallel_games, rng)
+    stats = data.stats
+
+    replay = ReplayBuffer.for_game(game, len(data.values))
+    replay.add(data.planes, data.masks, data.policies, data.values, data.full_search)
+    optimizer = make_optimizer(model, train_cfg.optim)
+    scaler = torch.amp.GradScaler("cpu", enabled=False)
+    progress = Progress()
+    one_step = train_cfg.copy()
+    one_step.train.steps_per_iteration = 1
+    args = (model, optimizer, scaler, replay, rng, one_step, progress, 10**6, game)
+    optimise(*args, torch.device("cpu"), None, StopRequest())  # warm-up
+    start = time.perf_counter()
+    steps = 0
+    while time.perf_counter() - start < float(cfg.seconds) or steps < 3:
+        optimise(*args, torch.device("cpu"), None, StopRequest())
+        steps += 1
+    train_seconds = time.perf_counter() - start
+    return {
+        "selfplay_positions_per_s": stats.moves / stats.seconds,
+        "selfplay_nn_time_fraction": stats.nn_seconds / stats.seconds,
+        "selfplay_simulations_per_s": stats.simulations / stats.seconds,
+        "train_samples_per_s": steps * int(train_cfg.train.batch_size) / train_seconds,
+    }

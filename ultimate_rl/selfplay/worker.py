@@ -1,0 +1,282 @@
+"""Batched self-play: one worker plays many games at once through the batched search.
+
+Every search step of every unfinished game goes through ONE ``evaluate`` call per simulation
+wave, so the network sees large batches even on a CPU. A game slot that finishes is refilled
+with a new game until the requested number of games has started.
+
+Per move the worker applies the usual AlphaZero/KataGo options: a temperature schedule,
+Dirichlet noise at the root, playout-cap randomisation (a share of moves searched cheaply, kept
+as value targets only), resignation (with a share of games that play on, to measure how often
+resigning would have been wrong) and tree reuse. Value targets are the final result from each
+mover's point of view.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ultimate_rl.games import kernels as K
+from ultimate_rl.games import layout as L
+from ultimate_rl.games.base import Game
+from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
+
+
+@dataclass(frozen=True)
+class SelfPlaySettings:
+    """The ``selfplay`` config group (see ``configs/selfplay/default.yaml``)."""
+
+    parallel_games: int = 64
+    games_per_iteration: int = 128
+    temperature: float = 1.0
+    temperature_moves: int = 4
+    final_temperature: float = 0.0
+    fraction_full: float = 1.0
+    fast_simulations: int = 8
+    resign_enabled: bool = False
+    resign_threshold: float = -0.95
+    resign_min_moves: int = 10
+    resign_disabled_fraction: float = 0.2
+    workers: int = 1
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> SelfPlaySettings:
+        """Flattens the Hydra node (``playout_cap`` and ``resign`` sub-groups)."""
+        return cls(
+            parallel_games=int(cfg.parallel_games),
+            games_per_iteration=int(cfg.games_per_iteration),
+            temperature=float(cfg.temperature),
+            temperature_moves=int(cfg.temperature_moves),
+            final_temperature=float(cfg.final_temperature),
+            fraction_full=float(cfg.playout_cap.fraction_full),
+            fast_simulations=int(cfg.playout_cap.fast_simulations),
+            resign_enabled=bool(cfg.resign.enabled),
+            resign_threshold=float(cfg.resign.threshold),
+            resign_min_moves=int(cfg.resign.min_moves),
+            resign_disabled_fraction=float(cfg.resign.disabled_fraction),
+            workers=int(cfg.workers),
+        )
+
+    def __post_init__(self) -> None:
+        for name in ("parallel_games", "games_per_iteration", "fast_simulations", "workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"selfplay.{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("fraction_full", "resign_disabled_fraction"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"selfplay {name} must be in [0, 1], got {getattr(self, name)}")
+        if self.temperature < 0 or self.final_temperature < 0:
+            raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
+
+
+@dataclass
+class SelfPlayStats:
+    """Counters of one self-play round; ``merge`` sums the rounds of several workers."""
+
+    games: int = 0
+    positions: int = 0  # positions recorded for training
+    moves: int = 0  # moves played (some positions are not recorded)
+    simulations: int = 0
+    seconds: float = 0.0
+    nn_seconds: float = 0.0  # wall time inside evaluate
+    first_wins: int = 0
+    draws: int = 0
+    second_wins: int = 0
+    resignations: int = 0
+    resign_checks: int = 0  # would-be resignations in games where resigning was disabled
+    resign_false: int = 0  # ... after which the would-be resigner did not lose
+
+    def merge(self, other: SelfPlayStats) -> SelfPlayStats:
+        """Sums counters; times are the slowest worker's (they ran side by side)."""
+        out = SelfPlayStats()
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            setattr(out, f.name, max(a, b) if f.name.endswith("seconds") else a + b)
+        return out
+
+    def summary(self) -> dict[str, float]:
+        """Rates for logging (per second, per game, fractions)."""
+        games = max(self.games, 1)
+        seconds = max(self.seconds, 1e-9)
+        return {
+            "games_per_s": self.games / seconds,
+            "positions_per_s": self.moves / seconds,
+            "simulations_per_s": self.simulations / seconds,
+            "game_length": self.moves / games,
+            "first_player_win_rate": self.first_wins / games,
+            "draw_rate": self.draws / games,
+            "first_player_loss_rate": self.second_wins / games,
+            "resign_rate": self.resignations / games,
+            "resign_false_positive_rate": self.resign_false / max(self.resign_checks, 1),
+            "nn_time_fraction": self.nn_seconds / seconds,
+        }
+
+
+@dataclass
+class SelfPlayData:
+    """Training positions of one self-play round (the replay buffer's ``add`` arguments)."""
+
+    planes: np.ndarray  # [N, C, H, W] float32
+    masks: np.ndarray  # [N, A] bool
+    policies: np.ndarray  # [N, A] float32
+    values: np.ndarray  # [N] float32, mover's view
+    full_search: np.ndarray  # [N] bool
+    stats: SelfPlayStats = field(default_factory=SelfPlayStats)
+
+    @classmethod
+    def concatenate(cls, parts: list[SelfPlayData]) -> SelfPlayData:
+        stats = SelfPlayStats()
+        for part in parts:
+            stats = stats.merge(part.stats)
+        arrays = [np.concatenate([getattr(p, f) for p in parts]) for f in _ARRAY_FIELDS]
+        return cls(*arrays, stats=stats)
+
+
+_ARRAY_FIELDS = ("planes", "masks", "policies", "values", "full_search")
+
+
+@njit(cache=True)
+def encode_states(states: np.ndarray, planes: np.ndarray, masks: np.ndarray) -> None:
+    """Network planes and legal masks of many states (rows of ``states``)."""
+    scratch = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
+    for i in range(states.shape[0]):
+        K.encode(states[i], planes[i])
+        K.legal_mask(states[i], scratch)
+        for a in range(masks.shape[1]):
+            masks[i, a] = scratch[a] != 0
+
+
+class _TimedEvaluate:
+    """Wraps ``evaluate`` to add up the wall time spent inside it."""
+
+    def __init__(self, evaluate: Evaluator) -> None:
+        self.evaluate = evaluate
+        self.seconds = 0.0
+
+    def __call__(self, planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        start = time.perf_counter()
+        out = self.evaluate(planes, masks)
+        self.seconds += time.perf_counter() - start
+        return out
+
+
+class SelfPlayWorker:
+    """Plays rounds of games, ``parallel_games`` at a time, through one batched search."""
+
+    def __init__(self, game: Game, search: SearchConfig, settings: SelfPlaySettings) -> None:
+        self.game = game
+        self.search_config = search
+        self.settings = settings
+
+    def play(self, evaluate: Evaluator, num_games: int, rng: np.random.Generator) -> SelfPlayData:
+        """Plays ``num_games`` games to the end and returns their training positions.
+
+        Live games sit in slots ``0..live-1`` (search tree ``i`` for slot ``i``); a finished
+        game's slot takes a new game, or, once all games have started, the last live game.
+        """
+        s = self.settings
+        slots = min(s.parallel_games, num_games)
+        searcher = BatchedSearch(
+            self.game, max(slots, 1), self.search_config, seed=int(rng.integers(2**63))
+        )
+        timed = _TimedEvaluate(evaluate)
+        stats = SelfPlayStats()
+        start_time = time.perf_counter()
+        initial = self.game.initial_state()
+        states = np.tile(initial, (max(slots, 1), 1))
+        can_resign = np.zeros(slots, dtype=bool)
+        would_resign = np.full(slots, -1, dtype=np.int64)  # the player, in games that play on
+        history: list[list[tuple[np.ndarray, np.ndarray, bool]]] = [[] for _ in range(slots)]
+        recorded: list[tuple[np.ndarray, np.ndarray, float, bool]] = []
+        started = live = 0
+
+        def start_game(i: int) -> None:
+            nonlocal started
+            states[i] = initial
+            history[i] = []
+            can_resign[i] = s.resign_enabled and rng.random() >= s.resign_disabled_fraction
+            would_resign[i] = -1
+            searcher.reset(i)
+            started += 1
+
+        def finish_game(i: int, first_player_result: float) -> None:
+            nonlocal live
+            stats.games += 1
+            stats.first_wins += first_player_result > 0
+            stats.second_wins += first_player_result < 0
+            stats.draws += first_player_result == 0
+            if would_resign[i] >= 0:
+                stats.resign_checks += 1
+                stats.resign_false += first_player_result * (1 - 2 * would_resign[i]) >= 0
+            for state, policy, full in history[i]:
+                mover_sign = 1.0 - 2.0 * state[L.PLAYER]
+                recorded.append((state, policy, first_player_result * mover_sign, full))
+            if started < num_games:
+                start_game(i)
+                return
+            live -= 1  # move the last live game into this slot (it starts a fresh tree)
+            states[i], history[i] = states[live], history[live]
+            can_resign[i], would_resign[i] = can_resign[live], would_resign[live]
+            searcher.reset(i)
+
+        for i in range(slots):
+            start_game(i)
+        live = slots
+        while live > 0:
+            full = bool(rng.random() < s.fraction_full)
+            sims = self.search_config.num_simulations if full else s.fast_simulations
+            moves = states[:live, L.MOVES]
+            temperature = np.where(moves < s.temperature_moves, s.temperature, s.final_temperature)
+            out = searcher.search(
+                states[:live], timed, add_noise=full, num_simulations=sims, temperature=temperature
+            )
+            stats.simulations += sims * live
+            # highest slot first: a finished game pulls the last live game into its slot
+            for i in range(live - 1, -1, -1):
+                mover = int(states[i, L.PLAYER])
+                history[i].append((states[i].copy(), out.policy_target[i], full))
+                resigning = (
+                    s.resign_enabled
+                    and int(states[i, L.MOVES]) >= s.resign_min_moves
+                    and out.root_value[i] < s.resign_threshold
+                )
+                if resigning and can_resign[i]:
+                    stats.resignations += 1
+                    finish_game(i, -1.0 if mover == 0 else 1.0)
+                    continue
+                if resigning and would_resign[i] < 0:
+                    would_resign[i] = mover
+                action = int(out.action[i])
+                K.apply(states[i], action)
+                stats.moves += 1
+                if states[i, L.STATUS] != L.ONGOING:
+                    finish_game(i, float(K.outcome(states[i])))
+                else:
+                    searcher.advance(i, action)
+
+        stats.positions = len(recorded)
+        stats.seconds = time.perf_counter() - start_time
+        stats.nn_seconds = timed.seconds
+        return self._to_arrays(recorded, stats)
+
+    def _to_arrays(
+        self, recorded: list[tuple[np.ndarray, np.ndarray, float, bool]], stats: SelfPlayStats
+    ) -> SelfPlayData:
+        n, num_actions = len(recorded), self.game.num_actions
+        planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
+        masks = np.zeros((n, num_actions), dtype=bool)
+        policies = np.zeros((n, num_actions), dtype=np.float32)
+        if n:
+            encode_states(np.stack([r[0] for r in recorded]), planes, masks)
+            policies[:] = np.stack([r[1] for r in recorded])
+        return SelfPlayData(
+            planes=planes,
+            masks=masks,
+            policies=policies,
+            values=np.array([r[2] for r in recorded], dtype=np.float32),
+            full_search=np.array([r[3] for r in recorded], dtype=bool),
+            stats=stats,
+        )

@@ -1,0 +1,222 @@
+"""Periodic evaluation during training: the current network against fixed baselines.
+
+All evaluation games run side by side so the network's moves of every game are one batched
+``evaluate`` (or one batched search) call; only the opponents move game by game. Opponents:
+``random``, ``uct`` (``ultimate_rl.agents``) and, for solved games, ``perfect`` (the exact
+solver, picking uniformly among the value-keeping moves). Solved games also get the optimal-move
+rate on a fixed, seeded set of random-play positions (the same set ``ultimate_rl.evaluate`` uses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ultimate_rl.games import kernels as K
+from ultimate_rl.games import layout as L
+from ultimate_rl.games import solve
+from ultimate_rl.games.base import Game
+from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.selfplay.worker import encode_states
+
+Opponent = Callable[[np.ndarray], int]
+
+
+class NetworkPlayer:
+    """The network's moves for many positions at once: raw policy argmax, or a search."""
+
+    def __init__(
+        self, game: Game, evaluate: Evaluator, num_simulations: int, search: SearchConfig
+    ) -> None:
+        self.game = game
+        self.evaluate = evaluate
+        self.num_simulations = num_simulations
+        self.search = search
+        self._searcher: BatchedSearch | None = None
+
+    def actions(self, states: np.ndarray) -> np.ndarray:
+        """Best move of each row of ``states`` (no noise, temperature 0)."""
+        n = len(states)
+        if self.num_simulations == 0:
+            planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
+            masks = np.zeros((n, self.game.num_actions), dtype=bool)
+            encode_states(states, planes, masks)
+            logits, _ = self.evaluate(planes, masks)
+            return np.where(masks, logits, -np.inf).argmax(axis=1)
+        if self._searcher is None or self._searcher.batch_size < n:
+            self._searcher = BatchedSearch(self.game, n, self.search, seed=0)
+        for i in range(n):
+            self._searcher.reset(i)
+        out = self._searcher.search(
+            states,
+            self.evaluate,
+            add_noise=False,
+            num_simulations=self.num_simulations,
+            temperature=0.0,
+        )
+        return out.action
+
+
+@dataclass
+class MatchScore:
+    """Results from the network's point of view, split by the side it played."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    first_results: tuple[int, ...] = ()  # +1/0/-1 per game as first player
+    second_results: tuple[int, ...] = ()
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """(wins + draws / 2) / games."""
+        return (self.wins + 0.5 * self.draws) / max(self.games, 1)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "score": self.score,
+            "win_rate": self.wins / max(self.games, 1),
+            "worst_as_first": min(self.first_results, default=None),
+            "worst_as_second": min(self.second_results, default=None),
+        }
+
+
+def play_match(game: Game, player: NetworkPlayer, opponent: Opponent, games: int) -> MatchScore:
+    """``games`` games, the network first in the first half and second in the rest."""
+    states = np.tile(game.initial_state(), (games, 1))
+    network_side = (np.arange(games) >= (games + 1) // 2).astype(np.int32)
+    while True:
+        ongoing = states[:, L.STATUS] == L.ONGOING
+        if not ongoing.any():
+            break
+        network_turn = np.flatnonzero(ongoing & (states[:, L.PLAYER] == network_side))
+        if len(network_turn):
+            for i, action in zip(network_turn, player.actions(states[network_turn]), strict=True):
+                K.apply(states[i], int(action))
+        opponent_turn = np.flatnonzero(
+            (states[:, L.STATUS] == L.ONGOING) & (states[:, L.PLAYER] != network_side)
+        )
+        for i in opponent_turn:
+            K.apply(states[i], int(opponent(states[i])))
+    first_result = np.array([K.outcome(s) for s in states])
+    mine = np.where(network_side == 0, first_result, -first_result).astype(int)
+    return MatchScore(
+        wins=int((mine > 0).sum()),
+        draws=int((mine == 0).sum()),
+        losses=int((mine < 0).sum()),
+        first_results=tuple(mine[network_side == 0].tolist()),
+        second_results=tuple(mine[network_side == 1].tolist()),
+    )
+
+
+def make_opponent(game: Game, name: str, cfg: Any, seed: int) -> Opponent:
+    """A move function for one of the baseline opponents (see module doc)."""
+    rng = np.random.default_rng(seed)
+    if name == "random":
+        return lambda state: int(rng.choice(game.legal_actions(state)))
+    if name == "perfect":
+        return lambda state: int(rng.choice(solve(game, state)[1]))
+    from ultimate_rl.agents import make as make_agent
+
+    agent = make_agent("uct", num_simulations=int(cfg.uct_simulations), seed=seed)
+    return lambda state: int(agent.select_action(game, state))
+
+
+def optimal_move_rate(game: Game, player: NetworkPlayer, positions: list[np.ndarray]) -> float:
+    """Share of ``positions`` where the network's move keeps the exact game value."""
+    actions = player.actions(np.stack(positions))
+    pairs = zip(actions, positions, strict=True)
+    hits = [int(action) in set(solve(game, state)[1].tolist()) for action, state in pairs]
+    return float(np.mean(hits))
+
+
+def is_solvable(game: Game) -> bool:
+    """Whether the exact solver handles ``game`` (``ultimate_rl.evaluate``'s test)."""
+    from ultimate_rl.evaluate.solved import is_solvable as solvable
+
+    return solvable(game)
+
+
+def fixed_positions(game: Game, count: int, seed: int) -> list[np.ndarray]:
+    """The seeded random-play positions of ``ultimate_rl.evaluate`` (same set, same scores)."""
+    from ultimate_rl.evaluate.solved import sample_positions
+
+    return sample_positions(game, count, seed)
+
+
+def worst_case_vs_solver(
+    game: Game, player: NetworkPlayer, side: int, max_positions: int = 100_000
+) -> int | None:
+    """The network's worst result (+1/0/-1) over EVERY line of best moves the solver may pick.
+
+    A breadth-first walk of the game tree (transpositions merged; the network's moves of a ply
+    in one batch). ``None`` if a ply holds more than ``max_positions`` positions.
+    """
+    frontier = {game.initial_state().tobytes(): game.initial_state()}
+    worst = 1
+    while frontier:
+        following: dict[bytes, np.ndarray] = {}
+        states = list(frontier.values())
+        ongoing = [s for s in states if s[L.STATUS] == L.ONGOING]
+        for state in states:
+            if state[L.STATUS] != L.ONGOING:
+                result = int(K.outcome(state))
+                worst = min(worst, result if side == 0 else -result)
+        mine = [s for s in ongoing if s[L.PLAYER] == side]
+        moves = player.actions(np.stack(mine)) if mine else []
+        replies = [(s, a) for s in ongoing if s[L.PLAYER] != side for a in solve(game, s)[1]]
+        for state, action in [*zip(mine, moves, strict=True), *replies]:
+            child = state.copy()
+            K.apply(child, int(action))
+            following[child.tobytes()] = child
+        if len(following) > max_positions:
+            return None
+        frontier = following
+    return worst
+
+
+def is_perfect(game: Game, report: dict[str, Any], min_optimal_rate: float) -> bool:
+    """Optimal-move rate high enough and, against the solver, never below the game's value
+    (judged on every line of the solver's best moves when the walk fits, else on the games)."""
+    versus = report.get("perfect")
+    if versus is None or report.get("optimal_rate", 0.0) < min_optimal_rate:
+        return False
+    value_first = solve(game, game.initial_state())[0]
+    worst = {}
+    for label in ("first", "second"):
+        walked = report.get(f"perfect_worst_case_{label}")
+        worst[label] = versus[f"worst_as_{label}"] if walked is None else walked
+    return worst["first"] >= value_first and worst["second"] >= -value_first
+
+
+def evaluate_network(
+    game: Game,
+    evaluate: Evaluator,
+    search: SearchConfig,
+    cfg: Any,
+    seed: int,
+    positions: list[np.ndarray] | None,
+) -> dict[str, Any]:
+    """One evaluation: a match per opponent in ``cfg.opponents`` (+ optimal-move rate)."""
+    player = NetworkPlayer(game, evaluate, int(cfg.num_simulations), search)
+    report: dict[str, Any] = {}
+    for index, name in enumerate(cfg.opponents):
+        opponent = make_opponent(game, name, cfg, seed + index)
+        report[name] = play_match(game, player, opponent, int(cfg.games)).as_dict()
+        if name == "perfect":
+            for side, label in ((0, "first"), (1, "second")):
+                report[f"perfect_worst_case_{label}"] = worst_case_vs_solver(game, player, side)
+    if positions:
+        report["optimal_rate"] = optimal_move_rate(game, player, positions)
+    return report
