@@ -1,0 +1,116 @@
+"""scripts/evaluate.py: bad input fails before any game; a small real run writes the report."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ultimate_rl.evaluate import EvaluationError
+from ultimate_rl.evaluate.cli import evaluate_from_config, run_checkpoints, settings_from_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def base_config(tmp_path: Path, **overrides: object) -> dict[str, object]:
+    cfg: dict[str, object] = {
+        "checkpoint": None,
+        "run": None,
+        "agents": None,
+        "game": None,
+        "network": {"num_simulations": 0},
+        "ladder": ["random", "uct:num_simulations=20"],
+        "games_per_opponent": 4,
+        "workers": 1,
+        "progress": False,
+        "solved_positions": 0,
+        "output_dir": str(tmp_path / "out"),
+        "plot": False,
+    }
+    return {**cfg, **overrides}
+
+
+def test_exactly_one_mode_is_required(tmp_path: Path) -> None:
+    with pytest.raises(EvaluationError, match="exactly one of"):
+        evaluate_from_config(base_config(tmp_path))
+    with pytest.raises(EvaluationError, match="exactly one of"):
+        evaluate_from_config(base_config(tmp_path, checkpoint="a.pt", run="runs/x"))
+    with pytest.raises(EvaluationError, match="game=uttt"):
+        evaluate_from_config(base_config(tmp_path, agents=["random"]))
+
+
+def test_missing_run_folder_or_checkpoint_is_named(tmp_path: Path) -> None:
+    with pytest.raises(EvaluationError, match="no checkpoints/ folder"):
+        run_checkpoints(tmp_path)
+    (tmp_path / "checkpoints").mkdir()
+    with pytest.raises(EvaluationError, match=r"no \*\.pt checkpoint"):
+        run_checkpoints(tmp_path)
+    with pytest.raises(EvaluationError, match="no checkpoint at"):
+        evaluate_from_config(base_config(tmp_path, checkpoint=str(tmp_path / "nope.pt")))
+    assert not (tmp_path / "out").exists()
+
+
+def test_settings_and_sprt_come_from_the_config(tmp_path: Path) -> None:
+    settings = settings_from_config(
+        base_config(tmp_path, sprt={"elo0": 0, "elo1": 30}, anchor="random")
+    )
+    assert settings.games_per_opponent == 4 and settings.anchor == "random"
+    assert settings.sprt is not None and settings.sprt.elo1 == 30
+
+
+def test_run_mode_rates_every_checkpoint_against_its_step(tmp_path: Path) -> None:
+    from ultimate_rl.games import make
+    from ultimate_rl.nn import ModelConfig, build_model, save_checkpoint
+
+    game = make("tictactoe")
+    config = ModelConfig(arch="mlp", mlp_hidden=(16,))
+    for step in (10, 20):
+        save_checkpoint(
+            tmp_path / "run" / "checkpoints" / f"step_{step}.pt",
+            model=build_model(game, config),
+            model_config=config,
+            game_name="tictactoe",
+            game_options={"size": 3, "k": 3},
+            step=step,
+        )
+    evaluation, written = evaluate_from_config(
+        base_config(tmp_path, run=str(tmp_path / "run"), output_dir=None, plot=True)
+    )
+    assert evaluation.steps == {"step-10": 10, "step-20": 20}
+    assert [p.name for p in written] == ["evaluation.json", "evaluation.md", "elo.png"]
+    assert written[0].parent == tmp_path / "run" / "evaluation"
+    assert set(evaluation.ratings.names) == {"random", "uct-20", "step-10", "step-20"}
+
+
+@pytest.mark.slow
+def test_script_round_robin_writes_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts" / "evaluate.py"),
+        "game=tictactoe",
+        "agents=[random,'uct:num_simulations=50']",
+        "ladder=[]",
+        "games_per_opponent=6",
+        "workers=1",
+        "solved_positions=20",
+        "perfect_games=2",
+        f"output_dir={out}",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=os.environ)
+    assert done.returncode == 0, done.stderr
+    assert "| uct-50 |" in done.stdout
+    data = json.loads((out / "evaluation.json").read_text())
+    assert set(data["solved"]) == {"random", "uct-50"}
+    assert (out / "elo.png").stat().st_size > 1000
+    bad = subprocess.run(
+        [*cmd[:3], "agents=[random,'nosuchagent']", "ladder=[]"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert bad.returncode == 2 and "nosuchagent" in bad.stderr

@@ -1,0 +1,114 @@
+"""What ``scripts/evaluate.py`` does, as a function of its config (so it is testable in-process).
+
+Three modes, exactly one per call: ``checkpoint=PATH`` (one checkpoint against the ladder),
+``run=RUN_DIR`` (every ``*.pt`` of ``RUN_DIR/checkpoints``, Elo against the training step stored
+in each), ``agents=[...]`` (a round robin of agent specs, plus the ladder unless it is empty).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ultimate_rl.evaluate.ladder import Evaluation, EvaluationSettings, evaluate_agents
+from ultimate_rl.evaluate.report import write_report
+from ultimate_rl.evaluate.specs import EvaluationError
+from ultimate_rl.evaluate.sprt import SPRTConfig
+from ultimate_rl.games import Game, make
+
+
+def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]]:
+    """Runs the evaluation ``cfg`` asks for and writes its report; returns it and the files."""
+    modes = [key for key in ("checkpoint", "run", "agents") if cfg.get(key)]
+    if len(modes) != 1:
+        raise EvaluationError(
+            "give exactly one of checkpoint=PATH, run=RUN_DIR or agents=[spec,...]"
+            + (f" (got {modes})" if modes else "")
+        )
+    mode = modes[0]
+    steps: dict[str, int] = {}
+    if mode == "agents":
+        if not cfg.get("game"):
+            raise EvaluationError("agents=[...] needs the game: add game=uttt (or another game)")
+        game = _game(cfg["game"])
+        subjects: list[Any] = list(cfg["agents"])
+        default_out = Path("outputs/evaluation") / game.name
+    else:
+        found = (
+            [_read_checkpoint(Path(cfg["checkpoint"]))]
+            if mode == "checkpoint"
+            else run_checkpoints(Path(cfg["run"]))
+        )
+        game = _game(cfg["game"]) if cfg.get("game") else found[0][2]
+        subjects = []
+        for path, step, _ in found:
+            label = f"step-{step}"
+            steps[label] = step
+            options = dict(cfg.get("network") or {})
+            subjects.append({"name": "network", "checkpoint": str(path), **options, "label": label})
+        default_out = (
+            Path(cfg["run"]) / "evaluation"
+            if mode == "run"
+            else Path("outputs/evaluation") / Path(cfg["checkpoint"]).stem
+        )
+    out_dir = Path(cfg["output_dir"]) if cfg.get("output_dir") else default_out
+    evaluation = evaluate_agents(
+        game,
+        subjects,
+        list(cfg.get("ladder") or []),
+        settings_from_config(cfg),
+        records_dir=out_dir / "games",
+        round_robin=mode == "agents",
+        steps=steps,
+    )
+    return evaluation, write_report(evaluation, out_dir, plot=bool(cfg.get("plot", True)))
+
+
+def settings_from_config(cfg: Mapping[str, Any]) -> EvaluationSettings:
+    """``EvaluationSettings`` from the config keys of the same names."""
+    defaults = EvaluationSettings()
+    keys = [k for k in vars(defaults) if k != "sprt" and cfg.get(k) is not None]
+    sprt = cfg.get("sprt")
+    return EvaluationSettings(
+        **{k: cfg[k] for k in keys},
+        sprt=SPRTConfig(**dict(sprt)) if sprt else None,
+    )
+
+
+def run_checkpoints(run_dir: Path) -> list[tuple[Path, int, Game]]:
+    """Every checkpoint of a run as (path, step, game), one per step, in step order."""
+    folder = run_dir / "checkpoints"
+    if not folder.is_dir():
+        raise EvaluationError(
+            f"{run_dir} has no checkpoints/ folder; give the folder of a training run "
+            "(the one holding checkpoints/ and the TensorBoard events)"
+        )
+    by_step: dict[int, tuple[Path, int, Game]] = {}
+    for path in sorted(folder.glob("*.pt")):  # "latest.pt" repeats a numbered step: keep one
+        entry = _read_checkpoint(path)
+        by_step.setdefault(entry[1], entry)
+    if not by_step:
+        raise EvaluationError(f"no *.pt checkpoint in {folder}; has the run saved one yet?")
+    games = {repr(g) for _, _, g in by_step.values()}
+    if len(games) > 1:
+        raise EvaluationError(f"the checkpoints in {folder} are for different games: {games}")
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def _game(spec: str | Mapping[str, Any]) -> Game:
+    """A game from its name or from a ``configs/game`` entry (``{name: tictactoe, size: 4}``)."""
+    if isinstance(spec, str):
+        return make(spec)
+    options = dict(spec)
+    return make(options.pop("name"), **options)
+
+
+def _read_checkpoint(path: Path) -> tuple[Path, int, Game]:
+    from ultimate_rl.nn.checkpoint import CheckpointError, load_checkpoint
+
+    try:
+        checkpoint = load_checkpoint(path)
+    except CheckpointError as err:
+        raise EvaluationError(str(err)) from err
+    return path, checkpoint.step, checkpoint.make_game()

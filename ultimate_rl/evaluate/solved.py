@@ -1,0 +1,112 @@
+"""Solved games (numerical tic-tac-toe, tic-tac-toe 3x3/4x4): play measured against perfect play.
+
+Two figures an Elo number cannot give: the share of a fixed, seeded set of positions (sampled by
+random play, so every run and every checkpoint is scored on the same ones) where the agent's move
+keeps the exact game value, and its match result against the ``perfect`` agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ultimate_rl.evaluate.arena import MatchConfig, MatchResult, play_match
+from ultimate_rl.evaluate.specs import (
+    AgentFactory,
+    AgentSpec,
+    EvaluationError,
+    build_agent,
+    takes_option,
+)
+from ultimate_rl.games import Game, UnsolvableGameError, solve
+
+PERFECT = "perfect"  # the exact solver's agent in ``ultimate_rl.agents``
+
+
+@dataclass
+class SolvedReport:
+    """Optimal-move rate on the fixed positions and the match against the exact solver."""
+
+    positions: int
+    optimal: int
+    vs_perfect: MatchResult
+
+    @property
+    def optimal_rate(self) -> float:
+        return self.optimal / self.positions
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "positions": self.positions,
+            "optimal": self.optimal,
+            "optimal_rate": self.optimal_rate,
+            "vs_perfect": self.vs_perfect.summary(),
+        }
+
+
+def sample_positions(game: Game, count: int, seed: int) -> list[np.ndarray]:
+    """``count`` distinct non-terminal positions, each a uniformly random ply of a random game."""
+    rng = np.random.default_rng(seed)
+    found: dict[bytes, np.ndarray] = {}
+    for _ in range(100 * count):
+        if len(found) == count:
+            return list(found.values())
+        states = [game.initial_state()]
+        while not game.is_terminal(states[-1]):
+            states.append(game.apply(states[-1], int(rng.choice(game.legal_actions(states[-1])))))
+        state = states[int(rng.integers(len(states) - 1))]
+        found.setdefault(state.tobytes(), state)
+    raise EvaluationError(
+        f"found only {len(found)} distinct positions of {game!r} by random play; ask for fewer"
+    )
+
+
+def is_solvable(game: Game) -> bool:
+    """Whether the exact solver handles ``game`` (asked about a position one move from the end,
+    which costs nothing to solve)."""
+    states = [game.initial_state()]
+    while not game.is_terminal(states[-1]):
+        states.append(game.apply(states[-1], int(game.legal_actions(states[-1])[0])))
+    try:
+        solve(game, states[-2])
+    except UnsolvableGameError:
+        return False
+    return True
+
+
+def optimal_move_rate(
+    game: Game,
+    agent_spec: AgentSpec,
+    positions: list[np.ndarray],
+    agent_factory: AgentFactory,
+    positions_seed: int,
+) -> int:
+    """How many of ``positions`` the agent answers with a value-keeping move (a seeded agent
+    is seeded with ``positions_seed``, so the figure is reproducible)."""
+    agent = agent_factory(agent_spec, None)
+    if takes_option(agent, "seed"):
+        agent = agent_factory(agent_spec, positions_seed)
+    optimal = 0
+    for state in positions:
+        _, best = solve(game, state)
+        optimal += int(agent.select_action(game, state)) in set(best.tolist())
+    return optimal
+
+
+def solved_report(
+    game: Game,
+    agent_spec: AgentSpec,
+    num_positions: int,
+    positions_seed: int,
+    match: MatchConfig,
+    record_path: Path | None = None,
+    agent_factory: AgentFactory = build_agent,
+) -> SolvedReport:
+    """The report for ``agent_spec`` (on a game where ``is_solvable``)."""
+    positions = sample_positions(game, num_positions, positions_seed)
+    optimal = optimal_move_rate(game, agent_spec, positions, agent_factory, positions_seed)
+    vs_perfect = play_match(game, agent_spec, PERFECT, match, record_path, agent_factory)
+    return SolvedReport(len(positions), optimal, vs_perfect)
