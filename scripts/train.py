@@ -3,6 +3,11 @@
 Any config value can be overridden (`train.iterations=5 search.num_simulations=32`); sweeps with
 `-m`. Continue a run with `resume=runs/...` (or `resume=true hydra.run.dir=runs/...`).
 Watch it with `tensorboard --logdir runs`.
+
+Elo during training: `eval.elo_every=N` rates the network against the `eval.elo_opponents` ladder
+every N iterations (`ultimate_rl.evaluate`, injected here because the training code must not
+import the evaluator); the games go to RUN_DIR/evaluations/games. Gating (off by default):
+`eval.gating.enabled=true eval.gating.threshold=0.55`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-from ultimate_rl.train import ConfigError, prepare_run, train
+from ultimate_rl.evaluate import EvaluationError
+from ultimate_rl.evaluate.training import rating_hook
+from ultimate_rl.train import ConfigError, check_config, prepare_run, train
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="train")
@@ -24,8 +31,18 @@ def main(cfg: DictConfig) -> None:
         cfg, run_dir = prepare_run(
             cfg, Path(hydra_cfg.runtime.output_dir), list(hydra_cfg.overrides.task)
         )
-        summary = train(cfg, run_dir)
-    except ConfigError as err:
+        game = check_config(cfg).game  # fills keys an older run's config lacks
+        hook = None
+        if cfg.eval.elo_every > 0:
+            hook = rating_hook(
+                game,
+                cfg.eval,
+                run_dir / "evaluations" / "games",
+                algorithm=str(cfg.search.algorithm),
+                seed=int(cfg.seed),
+            )
+        summary = train(cfg, run_dir, rating_hook=hook)
+    except (ConfigError, EvaluationError) as err:
         print(f"config error: {err}", file=sys.stderr)
         sys.exit(2)
     print(

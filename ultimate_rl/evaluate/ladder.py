@@ -21,7 +21,7 @@ from typing import Any
 
 from ultimate_rl.evaluate.arena import MatchConfig, MatchResult, check_agent, play_match
 from ultimate_rl.evaluate.elo import PlayerRating, Ratings, fit_ratings
-from ultimate_rl.evaluate.solved import PERFECT, SolvedReport, is_solvable, solved_report
+from ultimate_rl.evaluate.solved import PERFECT, SolvedReport, solved_report
 from ultimate_rl.evaluate.specs import (
     AgentFactory,
     AgentSpec,
@@ -31,7 +31,7 @@ from ultimate_rl.evaluate.specs import (
     parse_spec,
 )
 from ultimate_rl.evaluate.sprt import SPRTConfig
-from ultimate_rl.games import Game
+from ultimate_rl.games import Game, is_solvable
 
 DEFAULT_LADDER: tuple[str, ...] = (
     "random",

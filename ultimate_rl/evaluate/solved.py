@@ -2,7 +2,8 @@
 
 Two figures an Elo number cannot give: the share of a fixed, seeded set of positions (sampled by
 random play, so every run and every checkpoint is scored on the same ones) where the agent's move
-keeps the exact game value, and its match result against the ``perfect`` agent.
+keeps the exact game value, and its match result against the ``perfect`` agent. The positions
+come from ``ultimate_rl.games.sample_positions``, which training's evaluation uses too.
 """
 
 from __future__ import annotations
@@ -14,14 +15,8 @@ from typing import Any
 import numpy as np
 
 from ultimate_rl.evaluate.arena import MatchConfig, MatchResult, play_match
-from ultimate_rl.evaluate.specs import (
-    AgentFactory,
-    AgentSpec,
-    EvaluationError,
-    build_agent,
-    takes_option,
-)
-from ultimate_rl.games import Game, UnsolvableGameError, solve
+from ultimate_rl.evaluate.specs import AgentFactory, AgentSpec, build_agent, takes_option
+from ultimate_rl.games import Game, sample_positions, solve
 
 PERFECT = "perfect"  # the exact solver's agent in ``ultimate_rl.agents``
 
@@ -45,36 +40,6 @@ class SolvedReport:
             "optimal_rate": self.optimal_rate,
             "vs_perfect": self.vs_perfect.summary(),
         }
-
-
-def sample_positions(game: Game, count: int, seed: int) -> list[np.ndarray]:
-    """``count`` distinct non-terminal positions, each a uniformly random ply of a random game."""
-    rng = np.random.default_rng(seed)
-    found: dict[bytes, np.ndarray] = {}
-    for _ in range(100 * count):
-        if len(found) == count:
-            return list(found.values())
-        states = [game.initial_state()]
-        while not game.is_terminal(states[-1]):
-            states.append(game.apply(states[-1], int(rng.choice(game.legal_actions(states[-1])))))
-        state = states[int(rng.integers(len(states) - 1))]
-        found.setdefault(state.tobytes(), state)
-    raise EvaluationError(
-        f"found only {len(found)} distinct positions of {game!r} by random play; ask for fewer"
-    )
-
-
-def is_solvable(game: Game) -> bool:
-    """Whether the exact solver handles ``game`` (asked about a position one move from the end,
-    which costs nothing to solve)."""
-    states = [game.initial_state()]
-    while not game.is_terminal(states[-1]):
-        states.append(game.apply(states[-1], int(game.legal_actions(states[-1])[0])))
-    try:
-        solve(game, states[-2])
-    except UnsolvableGameError:
-        return False
-    return True
 
 
 def optimal_move_rate(

@@ -1,4 +1,5 @@
-"""Rules only: the three games behind one small API (see ``Game``), plus exact solvers."""
+"""Rules only: the three games behind one small API (see ``Game``), plus exact solvers and
+seeded position sets."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from ultimate_rl.games.errors import (
     UnsolvableGameError,
 )
 from ultimate_rl.games.numerical_ttt import NumericalTicTacToe
-from ultimate_rl.games.solver import solve
+from ultimate_rl.games.positions import sample_positions
+from ultimate_rl.games.solver import is_solvable, solve
 from ultimate_rl.games.tictactoe import TicTacToe
 from ultimate_rl.games.uttt import UltimateTicTacToe
 
@@ -47,6 +49,8 @@ __all__ = [
     "UltimateTicTacToe",
     "UnknownGameError",
     "UnsolvableGameError",
+    "is_solvable",
     "make",
+    "sample_positions",
     "solve",
 ]

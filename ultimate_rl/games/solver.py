@@ -231,17 +231,29 @@ def _action_values(state: np.ndarray, table: np.ndarray, values: np.ndarray) -> 
 _TABLES: dict[tuple[int, int, int], np.ndarray] = {}
 
 
+def _table_key(game: Game) -> tuple[tuple[int, int, int], int] | None:
+    """The key and size of ``game``'s value table; None for a game too large to solve."""
+    if game.game_id == L.NUMERICAL_TTT_ID:
+        return (game.game_id, 0, 0), _NUMERICAL_TABLE_SIZE
+    if game.game_id == L.TICTACTOE_ID and game.num_actions <= _MAX_SOLVABLE_CELLS:
+        return (game.game_id, game.size, game.k), 3**game.num_actions
+    return None
+
+
+def is_solvable(game: Game) -> bool:
+    """Whether ``solve`` handles ``game`` (numerical_ttt, tictactoe up to 4x4); costs nothing."""
+    return _table_key(game) is not None
+
+
 def _table(game: Game) -> np.ndarray:
     """This process's value table for ``game``, created empty on first use."""
-    if game.game_id == L.NUMERICAL_TTT_ID:
-        key, size = (game.game_id, 0, 0), _NUMERICAL_TABLE_SIZE
-    elif game.game_id == L.TICTACTOE_ID and game.num_actions <= _MAX_SOLVABLE_CELLS:
-        key, size = (game.game_id, game.size, game.k), 3**game.num_actions
-    else:
+    found = _table_key(game)
+    if found is None:
         raise UnsolvableGameError(
             f"no exact solver for {game!r}: only numerical_ttt and tictactoe 3x3 and 4x4 (any k) "
             "are small enough; use a search agent (e.g. uct) for this game"
         )
+    key, size = found
     if key not in _TABLES:
         _TABLES[key] = np.zeros(size, dtype=np.int8)
     return _TABLES[key]

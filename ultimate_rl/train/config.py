@@ -13,12 +13,11 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from ultimate_rl.games import GAMES, Game
+from ultimate_rl.games import GAMES, Game, is_solvable
 from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.search.puct import SearchConfig, SearchError
 from ultimate_rl.selfplay.worker import SelfPlaySettings
-from ultimate_rl.train.evaluation import is_solvable
 
 EVAL_OPPONENTS = ("random", "uct", "perfect")
 OPTIMIZERS = ("adamw", "sgd")
@@ -88,6 +87,14 @@ class OptimSection:
 
 
 @dataclass
+class GatingSection:
+    enabled: bool = False
+    num_games: int = 40
+    threshold: float = 0.55
+    opening_plies: int = 2
+
+
+@dataclass
 class EvalSection:
     every: int = 5
     games: int = 20
@@ -97,6 +104,12 @@ class EvalSection:
     optimal_positions: int = 200
     positions_seed: int = 1234
     perfect_optimal_rate: float = 0.98
+    elo_every: int = 0
+    elo_opponents: list[str] = field(
+        default_factory=lambda: ["random", "uct:num_simulations=100", "uct:num_simulations=1000"]
+    )
+    elo_games: int = 10
+    gating: GatingSection = field(default_factory=GatingSection)
 
 
 # Sections checked against a dataclass here; `game`, `model` and `search` are checked by the
@@ -121,12 +134,18 @@ class Checked:
 
 
 def check_config(cfg: DictConfig) -> Checked:
-    """Validates the whole config; raises ``ConfigError`` on the first problem found."""
+    """Validates the whole config; raises ``ConfigError`` on the first problem found.
+
+    Keys a section lacks get their defaults, in place: a run saved before a key existed
+    (e.g. ``eval.gating``) resumes with it.
+    """
     unknown = sorted(set(cfg.keys()) - set(TOP_LEVEL))
     if unknown:
         raise ConfigError(f"unknown config key(s) {unknown}; valid top-level keys: {TOP_LEVEL}")
     for name, schema in SECTIONS.items():
         _check_section(name, cfg[name], schema)
+        defaults = OmegaConf.create(OmegaConf.to_container(OmegaConf.structured(schema)))
+        cfg[name] = OmegaConf.merge(defaults, cfg[name])
     game = _make_game(cfg.game)
     model = _build(ModelConfig.from_dict, "model", cfg.model, (ModelConfigError,))
     search = _build(SearchConfig.from_dict, "search", cfg.search, (SearchError,))
@@ -205,6 +224,16 @@ def _check_choices(cfg: DictConfig) -> None:
             raise ConfigError(f"{key} must be > 0, got {value}")
     if cfg.train.max_minutes is not None and cfg.train.max_minutes <= 0:
         raise ConfigError(f"train.max_minutes must be > 0 or null, got {cfg.train.max_minutes}")
+    at_least = {
+        "eval.elo_every": (cfg.eval.elo_every, 0),
+        "eval.elo_games": (cfg.eval.elo_games, 2),
+        "eval.gating.num_games": (cfg.eval.gating.num_games, 2),
+        "eval.gating.threshold": (cfg.eval.gating.threshold, 0),
+        "eval.gating.opening_plies": (cfg.eval.gating.opening_plies, 0),
+    }
+    for key, (value, least) in at_least.items():
+        if value < least:
+            raise ConfigError(f"{key} must be >= {least}, got {value}")
 
 
 def _check_combinations(cfg: DictConfig, game: Game, model: ModelConfig) -> None:

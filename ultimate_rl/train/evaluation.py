@@ -4,7 +4,12 @@ All evaluation games run side by side so the network's moves of every game are o
 ``evaluate`` (or one batched search) call; only the opponents move game by game. Opponents:
 ``random``, ``uct`` (``ultimate_rl.agents``) and, for solved games, ``perfect`` (the exact
 solver, picking uniformly among the value-keeping moves). Solved games also get the optimal-move
-rate on a fixed, seeded set of random-play positions (the same set ``ultimate_rl.evaluate`` uses).
+rate on a fixed, seeded set of random-play positions (``ultimate_rl.games.sample_positions``, the
+set ``ultimate_rl.evaluate`` scores too).
+
+Gating plays the candidate network against the self-play network the same way, both sides
+batched, from seeded random openings that each pair of games plays once from either side (two
+deterministic networks would otherwise replay one game).
 """
 
 from __future__ import annotations
@@ -15,14 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from ultimate_rl.games import Game, solve
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
-from ultimate_rl.games import solve
-from ultimate_rl.games.base import Game
 from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
 from ultimate_rl.selfplay.worker import encode_states
 
-Opponent = Callable[[np.ndarray], int]
+Player = Callable[[np.ndarray], np.ndarray]  # positions [N, STATE_LEN] -> one move per row
 
 
 class NetworkPlayer:
@@ -92,45 +96,71 @@ class MatchScore:
         }
 
 
-def play_match(game: Game, player: NetworkPlayer, opponent: Opponent, games: int) -> MatchScore:
-    """``games`` games, the network first in the first half and second in the rest."""
-    states = np.tile(game.initial_state(), (games, 1))
-    network_side = (np.arange(games) >= (games + 1) // 2).astype(np.int32)
-    while True:
-        ongoing = states[:, L.STATUS] == L.ONGOING
-        if not ongoing.any():
-            break
-        network_turn = np.flatnonzero(ongoing & (states[:, L.PLAYER] == network_side))
-        if len(network_turn):
-            for i, action in zip(network_turn, player.actions(states[network_turn]), strict=True):
-                K.apply(states[i], int(action))
-        opponent_turn = np.flatnonzero(
-            (states[:, L.STATUS] == L.ONGOING) & (states[:, L.PLAYER] != network_side)
-        )
-        for i in opponent_turn:
-            K.apply(states[i], int(opponent(states[i])))
+def random_openings(game: Game, count: int, plies: int, seed: int) -> list[np.ndarray]:
+    """``count`` positions after ``plies`` uniformly random moves, none of which ends the game."""
+    rng = np.random.default_rng(seed)
+    openings = []
+    for _ in range(count):
+        state = game.initial_state()
+        for _ in range(plies):
+            children = [game.apply(state, int(a)) for a in game.legal_actions(state)]
+            ongoing = [child for child in children if not game.is_terminal(child)]
+            if not ongoing:
+                break
+            state = ongoing[int(rng.integers(len(ongoing)))]
+        openings.append(state)
+    return openings
+
+
+def play_match(
+    game: Game,
+    player: Player,
+    opponent: Player,
+    games: int,
+    opening_plies: int = 0,
+    seed: int = 0,
+) -> MatchScore:
+    """``games`` games, ``player`` first in the first half and second in the rest; game ``i``
+    of the second half starts from the same random opening as game ``i`` of the first."""
+    half = (games + 1) // 2
+    openings = random_openings(game, half, opening_plies, seed)
+    states = np.stack([openings[i % half] for i in range(games)])
+    player_side = (np.arange(games) >= half).astype(np.int32)
+    while (states[:, L.STATUS] == L.ONGOING).any():
+        for side, mover in ((player_side, player), (1 - player_side, opponent)):
+            turn = np.flatnonzero(
+                (states[:, L.STATUS] == L.ONGOING) & (states[:, L.PLAYER] == side)
+            )
+            if len(turn):
+                for i, action in zip(turn, mover(states[turn]), strict=True):
+                    K.apply(states[i], int(action))
     first_result = np.array([K.outcome(s) for s in states])
-    mine = np.where(network_side == 0, first_result, -first_result).astype(int)
+    mine = np.where(player_side == 0, first_result, -first_result).astype(int)
     return MatchScore(
         wins=int((mine > 0).sum()),
         draws=int((mine == 0).sum()),
         losses=int((mine < 0).sum()),
-        first_results=tuple(mine[network_side == 0].tolist()),
-        second_results=tuple(mine[network_side == 1].tolist()),
+        first_results=tuple(mine[player_side == 0].tolist()),
+        second_results=tuple(mine[player_side == 1].tolist()),
     )
 
 
-def make_opponent(game: Game, name: str, cfg: Any, seed: int) -> Opponent:
-    """A move function for one of the baseline opponents (see module doc)."""
+def make_opponent(game: Game, name: str, cfg: Any, seed: int) -> Player:
+    """One of the baseline opponents (see module doc); it moves position by position."""
     rng = np.random.default_rng(seed)
-    if name == "random":
-        return lambda state: int(rng.choice(game.legal_actions(state)))
-    if name == "perfect":
-        return lambda state: int(rng.choice(solve(game, state)[1]))
-    from ultimate_rl.agents import make as make_agent
+    agent = None
+    if name == "uct":
+        from ultimate_rl.agents import make as make_agent
 
-    agent = make_agent("uct", num_simulations=int(cfg.uct_simulations), seed=seed)
-    return lambda state: int(agent.select_action(game, state))
+        agent = make_agent("uct", num_simulations=int(cfg.uct_simulations), seed=seed)
+
+    def choose(state: np.ndarray) -> int:
+        if agent is not None:
+            return int(agent.select_action(game, state))
+        moves = game.legal_actions(state) if name == "random" else solve(game, state)[1]
+        return int(rng.choice(moves))
+
+    return lambda states: np.array([choose(state) for state in states], dtype=np.int64)
 
 
 def optimal_move_rate(game: Game, player: NetworkPlayer, positions: list[np.ndarray]) -> float:
@@ -139,20 +169,6 @@ def optimal_move_rate(game: Game, player: NetworkPlayer, positions: list[np.ndar
     pairs = zip(actions, positions, strict=True)
     hits = [int(action) in set(solve(game, state)[1].tolist()) for action, state in pairs]
     return float(np.mean(hits))
-
-
-def is_solvable(game: Game) -> bool:
-    """Whether the exact solver handles ``game`` (``ultimate_rl.evaluate``'s test)."""
-    from ultimate_rl.evaluate.solved import is_solvable as solvable
-
-    return solvable(game)
-
-
-def fixed_positions(game: Game, count: int, seed: int) -> list[np.ndarray]:
-    """The seeded random-play positions of ``ultimate_rl.evaluate`` (same set, same scores)."""
-    from ultimate_rl.evaluate.solved import sample_positions
-
-    return sample_positions(game, count, seed)
 
 
 def worst_case_vs_solver(
@@ -213,10 +229,29 @@ def evaluate_network(
     report: dict[str, Any] = {}
     for index, name in enumerate(cfg.opponents):
         opponent = make_opponent(game, name, cfg, seed + index)
-        report[name] = play_match(game, player, opponent, int(cfg.games)).as_dict()
+        report[name] = play_match(game, player.actions, opponent, int(cfg.games)).as_dict()
         if name == "perfect":
             for side, label in ((0, "first"), (1, "second")):
                 report[f"perfect_worst_case_{label}"] = worst_case_vs_solver(game, player, side)
     if positions:
         report["optimal_rate"] = optimal_move_rate(game, player, positions)
     return report
+
+
+def gating_match(
+    game: Game,
+    candidate: Evaluator,
+    incumbent: Evaluator,
+    search: SearchConfig,
+    cfg: Any,
+    seed: int,
+) -> MatchScore:
+    """The candidate network against the self-play network: ``cfg.gating.num_games`` games from
+    seeded random openings, both searching with ``cfg.num_simulations`` (see module doc)."""
+    simulations = int(cfg.num_simulations)
+    new = NetworkPlayer(game, candidate, simulations, search)
+    old = NetworkPlayer(game, incumbent, simulations, search)
+    gating = cfg.gating
+    return play_match(
+        game, new.actions, old.actions, int(gating.num_games), int(gating.opening_plies), seed
+    )

@@ -6,9 +6,14 @@ Each iteration:
 2. their positions go into the replay buffer (a window of the latest ``train.replay_window``);
 3. optimise: ``train.steps_per_iteration`` minibatches sampled from the buffer, each position
    under a random board symmetry; AdamW or SGD with warm-up and a cosine or step schedule;
-4. checkpoint (atomic; model, optimiser, replay buffer, RNG streams, counters): the resume point;
+4. gating (``eval.gating.enabled``, off by default as in AlphaZero): self-play uses its own copy
+   of the weights, replaced by the new network only when that scores at least
+   ``eval.gating.threshold`` against it over ``eval.gating.num_games`` batched games;
 5. every ``eval.every`` iterations: matches against the baselines (and, for solved games, the
-   optimal-move rate and the match against the exact solver), written as JSON and to TensorBoard.
+   optimal-move rate and the match against the exact solver), written as JSON and to TensorBoard;
+   every ``eval.elo_every`` iterations, the Elo rating from ``rating_hook`` (see ``train``);
+6. checkpoint (atomic; model, self-play copy, optimiser, replay buffer, RNG streams, counters):
+   the resume point.
 
 It stops at ``train.iterations``, after ``train.max_minutes`` (summed over resumes), when the
 play is perfect (``train.stop_when_perfect``, solved games), or on Ctrl-C / SIGTERM, always after
@@ -18,10 +23,12 @@ at most the iteration in progress (``train.checkpoint_every=1``).
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from ultimate_rl.games.base import Game
+from ultimate_rl.games import Game, is_solvable, sample_positions
 from ultimate_rl.nn import (
     alphazero_loss,
     autocast,
@@ -47,18 +54,16 @@ from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.worker import SelfPlayData, encode_states
-from ultimate_rl.train.config import check_config
-from ultimate_rl.train.evaluation import (
-    evaluate_network,
-    fixed_positions,
-    is_perfect,
-    is_solvable,
-)
+from ultimate_rl.train.config import ConfigError, check_config
+from ultimate_rl.train.evaluation import MatchScore, evaluate_network, gating_match, is_perfect
 from ultimate_rl.train.tensorboard import probe_image
 
 CHECKPOINT = "checkpoints/latest.pt"
 PROBE_POSITIONS = 4
 PROBE_SEED = 99
+
+RatingHook = Callable[[Path, int], dict[str, float]]
+"""Rates a model snapshot (path, optimiser step) and returns flat figures such as ``elo``."""
 
 
 @dataclass
@@ -72,6 +77,7 @@ class Progress:
     positions: int = 0
     perfect: bool = False
     last_eval: dict[str, Any] = field(default_factory=dict)
+    selfplay_iteration: int = 0  # gating: the iteration whose network plays self-play
 
 
 class StopRequest:
@@ -97,10 +103,21 @@ class StopRequest:
             signal.signal(sig, handler)
 
 
-def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
-    """Runs (or resumes, if ``run_dir`` holds a checkpoint) the training; returns the summary."""
+def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None) -> dict[str, Any]:
+    """Runs (or resumes, if ``run_dir`` holds a checkpoint) the training; returns the summary.
+
+    ``rating_hook`` rates a snapshot every ``eval.elo_every`` iterations. It is injected because
+    the rating (Elo against the MCTS ladder) lives in ``ultimate_rl.evaluate``, a layer above
+    this one: ``scripts/train.py`` passes ``ultimate_rl.evaluate.training.rating_hook``.
+    """
     checked = check_config(cfg)  # every config error surfaces here, before any work
     game, t = checked.game, cfg.train
+    if cfg.eval.elo_every > 0 and rating_hook is None:
+        raise ConfigError(
+            f"eval.elo_every={cfg.eval.elo_every} needs a rating hook: run scripts/train.py, pass "
+            "rating_hook=ultimate_rl.evaluate.training.rating_hook(...) to train(), or set "
+            "eval.elo_every=0"
+        )
     if t.threads:
         torch.set_num_threads(int(t.threads))
     device = resolve_device(cfg.device)
@@ -115,22 +132,27 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
     optimizer = make_optimizer(model, cfg.optim)
     scaler = torch.amp.GradScaler(device.type, enabled=precision == torch.float16)
     replay = ReplayBuffer.for_game(game, int(t.replay_window))
+    gating = bool(cfg.eval.gating.enabled)
+    selfplay_model = copy.deepcopy(model) if gating else model  # the incumbent when gating
     progress = Progress()
     if (run_dir / CHECKPOINT).exists():
-        progress = restore(run_dir / CHECKPOINT, game, model, optimizer, replay, rng)
+        progress = restore(
+            run_dir / CHECKPOINT, game, model, selfplay_model, optimizer, replay, rng
+        )
         tqdm.write(f"resumed {run_dir} at iteration {progress.iteration}, step {progress.step}")
     total_steps = int(t.iterations) * int(t.steps_per_iteration)
 
     game_spec = {"name": game.name, "options": game_options(cfg)}
-    pool = SelfPlayPool(game_spec, model, checked.search, checked.selfplay, device)
+    pool = SelfPlayPool(game_spec, selfplay_model, checked.search, checked.selfplay, device)
     evaluate = make_evaluator(model, device)
+    evaluate_selfplay = make_evaluator(selfplay_model, device)
     solved = is_solvable(game)
     positions = (
-        fixed_positions(game, int(cfg.eval.optimal_positions), int(cfg.eval.positions_seed))
+        sample_positions(game, int(cfg.eval.optimal_positions), int(cfg.eval.positions_seed))
         if solved and cfg.eval.optimal_positions > 0
         else None
     )
-    probes = [game.initial_state(), *fixed_positions(game, PROBE_POSITIONS - 1, PROBE_SEED)]
+    probes = [game.initial_state(), *sample_positions(game, PROBE_POSITIONS - 1, PROBE_SEED)]
     writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=progress.iteration + 1)
     bar = tqdm(
         total=int(t.iterations),
@@ -145,7 +167,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
         try:
             while not _finished(progress, cfg) and not stop.requested:
                 started = time.perf_counter()
-                # 1. self-play with the current weights
+                # 1. self-play with the current weights (with gating: the last accepted ones)
                 data = pool.play(int(cfg.selfplay.games_per_iteration), int(rng.integers(2**31)))
                 # 2. into the replay window
                 replay.add(data.planes, data.masks, data.policies, data.values, data.full_search)
@@ -169,35 +191,52 @@ def train(cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
                 progress.iteration += 1
                 progress.games += data.stats.games
                 progress.positions += data.stats.moves
+                # 4. gating: the new network must beat the self-play one to replace it
+                gate = None
+                if gating and losses:
+                    match = gating_match(
+                        game,
+                        evaluate,
+                        evaluate_selfplay,
+                        checked.search,
+                        cfg.eval,
+                        int(rng.integers(2**31)),
+                    )
+                    gate = promote_if_accepted(match, cfg, model, selfplay_model, progress)
                 # 5. evaluation (before the checkpoint, so the checkpoint knows the result)
                 report = None
-                if cfg.eval.every > 0 and progress.iteration % int(cfg.eval.every) == 0:
+                if _due(progress.iteration, int(cfg.eval.every)):
                     report = evaluate_network(
                         game, evaluate, checked.search, cfg.eval, int(cfg.seed), positions
                     )
                     progress.perfect = solved and is_perfect(
                         game, report, float(cfg.eval.perfect_optimal_rate)
                     )
-                    progress.last_eval = report
+                if rating_hook and _due(progress.iteration, int(cfg.eval.elo_every)):
+                    snapshot = save_snapshot(run_dir, cfg, model, progress)
+                    report = {**(report or {}), **rating_hook(snapshot, progress.step)}
+                if report is not None or gate is not None:
+                    progress.last_eval = {**progress.last_eval, **(report or {})}
                     write_json(
                         run_dir / "evaluations" / f"iter_{progress.iteration:05d}.json",
                         {
                             "iteration": progress.iteration,
                             "step": progress.step,
                             "perfect": progress.perfect,
-                            **report,
+                            **(report or {}),
+                            **({"gating": gate} if gate else {}),
                         },
                     )
                 progress.seconds += time.perf_counter() - started
-                # 4. checkpoint: the resume point
+                # 6. checkpoint: the resume point
                 last = _finished(progress, cfg) or stop.requested
                 if last or progress.iteration % int(t.checkpoint_every) == 0:
-                    save(run_dir, cfg, model, optimizer, replay, rng, progress)
-                log_iteration(writer, progress, data, losses, replay, optimizer, report)
+                    save(run_dir, cfg, model, selfplay_model, optimizer, replay, rng, progress)
+                log_iteration(writer, progress, data, losses, replay, optimizer, report, gate)
                 if t.probe_image_every and progress.iteration % int(t.probe_image_every) == 0:
                     log_probes(writer, game, evaluate, probes, progress.iteration)
                 bar.update(1)
-                tqdm.write(status_line(progress, cfg, data, losses, len(replay), report))
+                tqdm.write(status_line(progress, cfg, data, losses, len(replay), report, gate))
         finally:
             bar.close()
             pool.close()
@@ -283,50 +322,106 @@ def optimise(
     return means
 
 
+def promote_if_accepted(
+    match: MatchScore,
+    cfg: DictConfig,
+    model: PolicyValueNet,
+    selfplay_model: PolicyValueNet,
+    progress: Progress,
+) -> dict[str, float]:
+    """Gating: copies the new weights into the self-play network if ``match`` (the new network's
+    result against it) reaches ``eval.gating.threshold``; returns the figures to log."""
+    accepted = match.score >= float(cfg.eval.gating.threshold)
+    if accepted:
+        selfplay_model.load_state_dict(model.state_dict())
+        progress.selfplay_iteration = progress.iteration
+    return {
+        "score": match.score,
+        "accepted": float(accepted),
+        "selfplay_iteration": float(progress.selfplay_iteration),
+        "wins": float(match.wins),
+        "draws": float(match.draws),
+        "losses": float(match.losses),
+    }
+
+
 def save(
     run_dir: Path,
     cfg: DictConfig,
     model: PolicyValueNet,
+    selfplay_model: PolicyValueNet,
     optimizer: torch.optim.Optimizer,
     replay: ReplayBuffer,
     rng: np.random.Generator,
     progress: Progress,
 ) -> None:
-    """The resume checkpoint (everything), then a small numbered model snapshot."""
-    common = {
-        "model": model,
-        "model_config": model.config,
-        "game_name": str(cfg.game.name),
-        "game_options": game_options(cfg),
-        "step": progress.step,
-    }
+    """The resume checkpoint (everything, the gated self-play weights too), then a small
+    numbered model snapshot."""
     extra = {
         "progress": json.loads(json.dumps(asdict(progress))),
         "replay": replay.state_dict(),
         "rng": {"numpy": rng.bit_generator.state, "torch": torch.get_rng_state()},
         "config": OmegaConf.to_container(cfg, resolve=True),
     }
+    if selfplay_model is not model:
+        extra["selfplay_model"] = selfplay_model.state_dict()
     save_checkpoint(
-        run_dir / CHECKPOINT, optimizer_state=optimizer.state_dict(), extra=extra, **common
+        run_dir / CHECKPOINT,
+        optimizer_state=optimizer.state_dict(),
+        extra=extra,
+        **_checkpoint_fields(cfg, model, progress),
     )
-    snapshot = run_dir / "checkpoints" / f"iter_{progress.iteration:05d}.pt"
-    save_checkpoint(snapshot, extra={"iteration": progress.iteration}, **common)
+    snapshot = save_snapshot(run_dir, cfg, model, progress)
     snapshots = sorted(snapshot.parent.glob("iter_*.pt"))
     for old in snapshots[: max(len(snapshots) - int(cfg.train.keep_checkpoints), 0)]:
         old.unlink(missing_ok=True)
+
+
+def save_snapshot(
+    run_dir: Path, cfg: DictConfig, model: PolicyValueNet, progress: Progress
+) -> Path:
+    """The model alone as ``checkpoints/iter_N.pt`` (what agents and the evaluator load)."""
+    snapshot = run_dir / "checkpoints" / f"iter_{progress.iteration:05d}.pt"
+    save_checkpoint(
+        snapshot,
+        extra={"iteration": progress.iteration},
+        **_checkpoint_fields(cfg, model, progress),
+    )
+    return snapshot
+
+
+def _checkpoint_fields(
+    cfg: DictConfig, model: PolicyValueNet, progress: Progress
+) -> dict[str, Any]:
+    return {
+        "model": model,
+        "model_config": model.config,
+        "game_name": str(cfg.game.name),
+        "game_options": game_options(cfg),
+        "step": progress.step,
+    }
 
 
 def restore(
     path: Path,
     game: Game,
     model: PolicyValueNet,
+    selfplay_model: PolicyValueNet,
     optimizer: torch.optim.Optimizer,
     replay: ReplayBuffer,
     rng: np.random.Generator,
 ) -> Progress:
-    """Loads a ``save`` checkpoint into the freshly built objects; returns the counters."""
+    """Loads a ``save`` checkpoint into the freshly built objects; returns the counters.
+
+    A gated ``selfplay_model`` gets the saved self-play weights, or the model's when the run
+    was not gated before (gating then starts from the latest network).
+    """
     checkpoint = load_checkpoint(path, expected_game=game)
     model.load_state_dict(checkpoint.model_state)
+    if selfplay_model is not model:
+        selfplay_model.load_state_dict(
+            checkpoint.extra.get("selfplay_model", checkpoint.model_state)
+        )
     if checkpoint.optimizer_state is not None:
         optimizer.load_state_dict(checkpoint.optimizer_state)
     extra = checkpoint.extra
@@ -344,6 +439,7 @@ def log_iteration(
     replay: ReplayBuffer,
     optimizer: torch.optim.Optimizer,
     report: dict[str, Any] | None,
+    gate: dict[str, float] | None,
 ) -> None:
     """Scalars of one iteration, all at x = iteration (the optimiser step is logged too)."""
     i = progress.iteration
@@ -364,6 +460,8 @@ def log_iteration(
     writer.add_scalar("time/minutes", progress.seconds / 60, i)
     for key, value in flat_eval(report or {}).items():
         writer.add_scalar(f"eval/{key}", value, i)
+    for key, value in (gate or {}).items():
+        writer.add_scalar(f"gating/{key}", value, i)
     writer.flush()
 
 
@@ -401,6 +499,7 @@ def status_line(
     losses: dict[str, float],
     replay_size: int,
     report: dict[str, Any] | None,
+    gate: dict[str, float] | None,
 ) -> str:
     """One readable line per iteration."""
     s = data.stats.summary()
@@ -422,7 +521,18 @@ def status_line(
         scores = [f"{k} {v['score']:.2f}" for k, v in report.items() if isinstance(v, dict)]
         if "optimal_rate" in report:
             scores.append(f"optimal {report['optimal_rate']:.3f}")
+        if "elo" in report:
+            scores.append(
+                f"elo {report['elo']:.0f} [{report['elo_ci_low']:.0f}, {report['elo_ci_high']:.0f}]"
+            )
         parts.append("eval " + " ".join(scores) + (" PERFECT" if progress.perfect else ""))
+    if gate:
+        verdict = (
+            "accepted"
+            if gate["accepted"]
+            else f"rejected (keeps iter {progress.selfplay_iteration})"
+        )
+        parts.append(f"gate {gate['score']:.2f} {verdict}")
     parts.append(f"{progress.seconds / 60:.1f} min")
     return " | ".join(parts)
 
@@ -476,6 +586,10 @@ def _finished(progress: Progress, cfg: DictConfig) -> bool:
     out_of_time = t.max_minutes is not None and progress.seconds >= 60 * float(t.max_minutes)
     perfect = bool(t.stop_when_perfect) and progress.perfect
     return progress.iteration >= int(t.iterations) or out_of_time or perfect
+
+
+def _due(iteration: int, every: int) -> bool:
+    return every > 0 and iteration % every == 0
 
 
 def _is_number(value: Any) -> bool:
