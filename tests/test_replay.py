@@ -1,4 +1,4 @@
-"""Replay buffer (ring window, sampling, exact resume) and symmetry augmentation."""
+"""Replay buffer (ring window, sampling, exact resume, state encoding) and symmetry augmentation."""
 
 from __future__ import annotations
 
@@ -9,23 +9,55 @@ import pytest
 import torch
 
 import ultimate_rl.games as games
+from ultimate_rl.games import kernels as K
+from ultimate_rl.games import layout as L
 from ultimate_rl.selfplay.augment import apply_random_symmetries, apply_symmetries
 from ultimate_rl.selfplay.replay import Batch, ReplayBuffer
 
-SHAPE, ACTIONS = (2, 3, 3), 9
+TICTACTOE = games.make("tictactoe")
+
+
+def game_positions(game, count: int, seed: int) -> tuple[np.ndarray, ...]:
+    """``count`` random non-terminal positions of ``game`` as ``add`` arguments: states, a random
+    policy target over each one's legal actions, distinct values and random full-search flags."""
+    rng = np.random.default_rng(seed)
+    states = []
+    while len(states) < count:
+        state = game.initial_state()
+        while not game.is_terminal(state) and len(states) < count:
+            states.append(state)
+            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
+    states = np.stack(states)
+    masks = np.stack([game.legal_mask(s) for s in states])
+    policies = rng.random(masks.shape).astype(np.float32) * masks
+    policies /= policies.sum(axis=1, keepdims=True)
+    values = rng.permutation(np.linspace(-1, 1, count, dtype=np.float32))
+    return states, policies, values, rng.random(count) < 0.5
+
+
+def as_batch(game, positions: tuple[np.ndarray, ...]) -> Batch:
+    """``game_positions`` output as a batch, encoded one state at a time by the ``Game`` API."""
+    states, policies, values, full = positions
+    planes = np.stack([game.encode(s) for s in states])
+    masks = np.stack([game.legal_mask(s) for s in states])
+    return Batch(planes, masks, policies, values, full)
+
+
+POOL = game_positions(TICTACTOE, 23, seed=0)[0]
 
 
 def fake_positions(first: int, count: int) -> tuple[np.ndarray, ...]:
-    """Positions whose every field encodes its serial number, so slots can be traced."""
-    ids = np.arange(first, first + count, dtype=np.float32)
-    planes = np.broadcast_to(ids[:, None, None, None], (count, *SHAPE)).copy()
-    masks = (np.arange(ACTIONS)[None, :] <= (ids[:, None] % ACTIONS)).astype(bool)
+    """Positions whose policy, value and flag encode their serial number, so slots can be
+    traced; position ``i`` holds the state ``POOL[i % len(POOL)]``."""
+    ids = np.arange(first, first + count)
+    states = POOL[ids % len(POOL)]
+    masks = np.stack([TICTACTOE.legal_mask(s) for s in states])
     policies = np.where(masks, ids[:, None], 0).astype(np.float32)
-    return planes, masks, policies, ids, ids % 2 == 0
+    return states, policies, ids.astype(np.float32), ids % 2 == 0
 
 
 def test_ring_wraps_and_keeps_the_newest_window():
-    buffer = ReplayBuffer(5, SHAPE, ACTIONS)
+    buffer = ReplayBuffer(TICTACTOE, 5)
     buffer.add(*fake_positions(0, 3))
     assert len(buffer) == 3
     buffer.add(*fake_positions(3, 4))  # wraps: 7 positions into 5 slots
@@ -34,14 +66,14 @@ def test_ring_wraps_and_keeps_the_newest_window():
     assert buffer.values.tolist() == [5, 6, 2, 3, 4]
     buffer.add(*fake_positions(7, 12))  # one batch larger than the window
     assert sorted(buffer.values.tolist()) == list(range(14, 19))
-    for slot, value in enumerate(buffer.values):
-        np.testing.assert_array_equal(buffer.planes[slot], value)
+    for slot, value in enumerate(buffer.values.astype(int)):
+        np.testing.assert_array_equal(buffer.states[slot], POOL[value % len(POOL)])
         assert buffer.full_search[slot] == (value % 2 == 0)
-        assert buffer.masks[slot].sum() == value % ACTIONS + 1
+        assert buffer.policies[slot].max() == value
 
 
 def test_sampling_is_uniform_over_the_filled_part_only():
-    buffer = ReplayBuffer(100, SHAPE, ACTIONS)
+    buffer = ReplayBuffer(TICTACTOE, 100)
     buffer.add(*fake_positions(0, 10))
     batch = buffer.sample(20_000, np.random.default_rng(0))
     counts = np.bincount(batch.values.astype(int), minlength=10)
@@ -50,72 +82,121 @@ def test_sampling_is_uniform_over_the_filled_part_only():
     chi2 = ((counts - expected) ** 2 / expected).sum()
     assert chi2 < 30  # 9 degrees of freedom: p < 0.001 for a fair sampler
     row = batch.values.astype(int)[:5]
-    np.testing.assert_array_equal(batch.planes[:5, 0, 0, 0], row)
+    np.testing.assert_array_equal(batch.policies[:5].max(axis=1), row)
+
+
+@pytest.mark.parametrize("name", ["uttt", "numerical_ttt", "tictactoe"])
+def test_sampled_planes_and_masks_are_the_encoding_of_the_stored_states(name):
+    game = games.make(name)
+    states, policies, values, full = game_positions(game, 40, seed=7)
+    buffer = ReplayBuffer.for_game(game, 64)
+    buffer.add(states, policies, values, full)
+    batch = buffer.sample(64, np.random.default_rng(8))
+    row_of_value = {float(v): i for i, v in enumerate(values)}  # values are distinct
+    for planes, masks, value in zip(batch.planes, batch.masks, batch.values, strict=True):
+        state = states[row_of_value[float(value)]]
+        np.testing.assert_array_equal(planes, game.encode(state))
+        np.testing.assert_array_equal(masks, game.legal_mask(state))
+
+
+def test_encode_batch_overwrites_its_outputs():
+    states = POOL[:6]
+    planes = np.full((6, *TICTACTOE.observation_shape), 7.0, dtype=np.float32)
+    masks = np.ones((6, TICTACTOE.num_actions), dtype=bool)
+    K.encode_batch(states, planes, masks)
+    np.testing.assert_array_equal(planes, np.stack([TICTACTOE.encode(s) for s in states]))
+    np.testing.assert_array_equal(masks, np.stack([TICTACTOE.legal_mask(s) for s in states]))
 
 
 def test_full_search_can_be_one_flag_for_the_whole_batch():
-    buffer = ReplayBuffer(8, SHAPE, ACTIONS)
-    planes, masks, policies, values, _ = fake_positions(0, 4)
-    buffer.add(planes, masks, policies, values, full_search=False)
+    buffer = ReplayBuffer(TICTACTOE, 8)
+    states, policies, values, _ = fake_positions(0, 4)
+    buffer.add(states, policies, values, full_search=False)
     assert not buffer.full_search[:4].any()
 
 
 def test_bad_input_is_rejected_with_the_field_name():
-    buffer = ReplayBuffer(8, SHAPE, ACTIONS)
-    planes, masks, policies, values, full = fake_positions(0, 4)
+    buffer = ReplayBuffer(TICTACTOE, 8)
+    states, policies, values, full = fake_positions(0, 4)
     with pytest.raises(ValueError, match="policies must have shape"):
-        buffer.add(planes, masks, policies[:, :4], values, full)
+        buffer.add(states, policies[:, :4], values, full)
+    with pytest.raises(ValueError, match="states must have shape"):
+        buffer.add(states[:, :10], policies, values, full)
+    uttt = games.make("uttt").initial_state()
+    with pytest.raises(ValueError, match="game id"):
+        buffer.add(np.stack([states[0], uttt]), policies[:2], values[:2], full[:2])
+    assert len(buffer) == 0  # nothing half-added
     with pytest.raises(ValueError, match="empty"):
         buffer.sample(4, np.random.default_rng(0))
     with pytest.raises(ValueError, match="capacity"):
-        ReplayBuffer(0, SHAPE, ACTIONS)
+        ReplayBuffer(TICTACTOE, 0)
 
 
 def test_state_dict_round_trip_resumes_sampling_exactly():
-    buffer = ReplayBuffer(6, SHAPE, ACTIONS)
+    buffer = ReplayBuffer(TICTACTOE, 6)
     buffer.add(*fake_positions(0, 9))
     rng = np.random.default_rng(1)
     rng_state = rng.bit_generator.state
-    expected = buffer.sample(32, rng)
+    expected = buffer.sample(32, rng, TICTACTOE.symmetries)
 
     blob = io.BytesIO()
     torch.save({"replay": buffer.state_dict()}, blob)  # what a checkpoint's `extra` holds
     blob.seek(0)
-    restored = ReplayBuffer(6, SHAPE, ACTIONS)
+    restored = ReplayBuffer(TICTACTOE, 6)
     restored.load_state_dict(torch.load(blob, weights_only=True)["replay"])
     rng = np.random.default_rng()
     rng.bit_generator.state = rng_state
-    got = restored.sample(32, rng)
+    got = restored.sample(32, rng, TICTACTOE.symmetries)
     for a, b in zip(expected, got, strict=True):
         np.testing.assert_array_equal(a, b)
     assert (restored.total_added, restored.cursor) == (buffer.total_added, buffer.cursor)
     restored.add(*fake_positions(9, 1))
     buffer.add(*fake_positions(9, 1))
     np.testing.assert_array_equal(restored.values, buffer.values)
+    np.testing.assert_array_equal(restored.states, buffer.states)
+
+
+def test_positions_are_stored_as_states_not_planes():
+    game = games.make("uttt")
+    buffer = ReplayBuffer.for_game(game, 100)
+    stored = sum(a.nbytes for a in vars(buffer).values() if isinstance(a, np.ndarray))
+    planes_bytes = 4 * int(np.prod(game.observation_shape))
+    assert stored / buffer.capacity < planes_bytes  # less than the planes of one position alone
+    assert buffer.states.shape == (100, L.STATE_LEN)
 
 
 def test_state_dict_is_compact_and_loads_into_another_window():
-    buffer = ReplayBuffer(1000, SHAPE, ACTIONS)
+    buffer = ReplayBuffer(TICTACTOE, 1000)
     buffer.add(*fake_positions(0, 7))
     state = buffer.state_dict()
-    assert state["planes"].shape[0] == 7
+    assert state["states"].shape[0] == 7
     blob = io.BytesIO()
     torch.save(state, blob)
-    assert len(blob.getvalue()) < buffer.planes.nbytes / 10  # the empty slots are not saved
-    full = ReplayBuffer(5, SHAPE, ACTIONS)
+    assert len(blob.getvalue()) < buffer.states.nbytes / 10  # the empty slots are not saved
+    full = ReplayBuffer(TICTACTOE, 5)
     full.add(*fake_positions(0, 8))  # oldest slot is not slot 0
-    smaller = ReplayBuffer(3, SHAPE, ACTIONS)
+    smaller = ReplayBuffer(TICTACTOE, 3)
     smaller.load_state_dict(full.state_dict())
     assert sorted(smaller.values.tolist()) == [5, 6, 7]
-    larger = ReplayBuffer(10, SHAPE, ACTIONS)
+    larger = ReplayBuffer(TICTACTOE, 10)
     larger.load_state_dict(full.state_dict())
     assert larger.values[: len(larger)].tolist() == [3, 4, 5, 6, 7]
+    np.testing.assert_array_equal(larger.states[:5], POOL[np.arange(3, 8) % len(POOL)])
     with pytest.raises(ValueError, match="another game"):
-        ReplayBuffer(5, (3, 3, 3), ACTIONS).load_state_dict(full.state_dict())
+        ReplayBuffer(games.make("numerical_ttt"), 5).load_state_dict(full.state_dict())
+
+
+def test_old_replay_state_with_planes_is_refused_with_the_reason():
+    old = ReplayBuffer(TICTACTOE, 5).state_dict()
+    del old["states"]
+    old["planes"] = torch.zeros(0, *TICTACTOE.observation_shape)
+    old["masks"] = torch.zeros(0, TICTACTOE.num_actions, dtype=torch.bool)
+    with pytest.raises(ValueError, match="format"):
+        ReplayBuffer(TICTACTOE, 5).load_state_dict(old)
 
 
 def test_batch_to_torch_feeds_the_loss_in_field_order():
-    buffer = ReplayBuffer(4, SHAPE, ACTIONS)
+    buffer = ReplayBuffer(TICTACTOE, 4)
     buffer.add(*fake_positions(0, 4))
     tensors = buffer.sample(3, np.random.default_rng(0)).to_torch()
     assert isinstance(tensors, Batch)
@@ -123,28 +204,11 @@ def test_batch_to_torch_feeds_the_loss_in_field_order():
     assert tensors.full_search.dtype == torch.bool and tensors.values.shape == (3,)
 
 
-def game_samples(game, count: int, seed: int) -> Batch:
-    """Random positions of ``game`` with a random policy target over their legal actions."""
-    rng = np.random.default_rng(seed)
-    planes, masks = [], []
-    while len(planes) < count:
-        state = game.initial_state()
-        while not game.is_terminal(state) and len(planes) < count:
-            planes.append(game.encode(state))
-            masks.append(game.legal_mask(state))
-            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
-    masks = np.stack(masks)
-    policies = rng.random(masks.shape).astype(np.float32) * masks
-    policies /= policies.sum(axis=1, keepdims=True)
-    values = rng.uniform(-1, 1, count).astype(np.float32)
-    return Batch(np.stack(planes), masks, policies, values, rng.random(count) < 0.5)
-
-
 @pytest.mark.parametrize("name", ["uttt", "numerical_ttt", "tictactoe"])
 def test_augmented_samples_stay_consistent_positions(name):
     game = games.make(name)
     buffer = ReplayBuffer.for_game(game, 64)
-    buffer.add(*game_samples(game, 40, seed=2))
+    buffer.add(*game_positions(game, 40, seed=2))
     batch = buffer.sample(256, np.random.default_rng(3), symmetries=game.symmetries)
     # the policy mass sits on the legal actions of the augmented mask, and is still a distribution
     assert np.all(batch.policies[~batch.masks] == 0)
@@ -158,7 +222,7 @@ def test_augmented_samples_stay_consistent_positions(name):
 
 def test_tictactoe_augmented_mask_is_the_empty_cells_of_the_augmented_planes():
     game = games.make("tictactoe")
-    samples = game_samples(game, 30, seed=4)
+    samples = as_batch(game, game_positions(game, 30, seed=4))
     augmented = apply_random_symmetries(samples, game.symmetries, np.random.default_rng(5))
     occupied = (augmented.planes[:, 0] + augmented.planes[:, 1]).reshape(30, -1) > 0
     np.testing.assert_array_equal(augmented.masks, ~occupied)
@@ -166,7 +230,7 @@ def test_tictactoe_augmented_mask_is_the_empty_cells_of_the_augmented_planes():
 
 def test_vectorised_augmentation_matches_one_symmetry_at_a_time():
     game = games.make("numerical_ttt")
-    samples = game_samples(game, 24, seed=6)
+    samples = as_batch(game, game_positions(game, 24, seed=6))
     choice = np.arange(24) % len(game.symmetries)
     augmented = apply_symmetries(samples, game.symmetries, choice)
     for i in range(24):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
+from ultimate_rl.games import layout as L
 from ultimate_rl.games import make
 from ultimate_rl.search.puct import SearchConfig
 from ultimate_rl.selfplay.parallel import split_games
@@ -28,11 +31,12 @@ def test_targets_follow_the_rules_and_each_movers_result():
     assert stats.games == 12
     assert stats.first_wins + stats.draws + stats.second_wins == 12
     assert len(data.values) == stats.positions == stats.moves
-    # legal masks match the encoded positions, and policy targets live on legal moves only
+    # policy targets live on the legal moves of the recorded states only
+    masks = np.stack([game.legal_mask(s) for s in data.states])
     assert np.allclose(data.policies.sum(axis=1), 1.0)
-    assert not (data.policies[~data.masks] > 0).any()
+    assert not (data.policies[~masks] > 0).any()
     # replay each game from the start: every game starts at the empty board (all-legal mask)
-    starts = np.flatnonzero(data.masks.sum(axis=1) == game.num_actions)
+    starts = np.flatnonzero(masks.sum(axis=1) == game.num_actions)
     assert len(starts) == 12
     # a game's value targets alternate in sign (the movers alternate), or are all 0 (draw)
     for begin, end in zip(starts, [*starts[1:], len(data.values)], strict=True):
@@ -66,7 +70,7 @@ def test_resignation_ends_games_and_play_on_games_measure_false_positives():
     assert stats.resignations == stats.games == stats.second_wins == 12
     assert stats.moves == 2 * 12
     # the resigner's own position is a loss target: value -1 for the first player at move 2
-    resign_rows = np.flatnonzero(resigned.masks.sum(axis=1) == 7)
+    resign_rows = np.flatnonzero(resigned.states[:, L.MOVES] == 2)
     assert np.all(resigned.values[resign_rows] == -1)
 
     _, played_on = play(
@@ -91,8 +95,12 @@ def test_split_games_shares_evenly():
 
 
 def test_recorded_states_are_real_positions():
-    _, data = play(games=4)
+    game, data = play(games=4)
     # the first position of the first game is the empty board, player 0 to move
-    game = make("tictactoe")
-    assert np.array_equal(data.planes[0], game.encode(game.initial_state()))
-    assert data.masks[0].all()
+    assert np.array_equal(data.states[0], game.initial_state())
+    # within a game, each recorded state is the previous one plus the move it records as LAST
+    starts = [*np.flatnonzero(data.states[:, L.MOVES] == 0), len(data.states)]
+    assert len(starts) == 4 + 1
+    for begin, end in itertools.pairwise(starts):
+        for before, after in itertools.pairwise(data.states[begin:end]):
+            assert np.array_equal(game.apply(before, int(after[L.LAST])), after)

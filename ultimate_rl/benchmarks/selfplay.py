@@ -40,7 +40,7 @@ def run(cfg: Any) -> dict[str, float]:
     stats = data.stats
 
     replay = ReplayBuffer.for_game(game, len(data.values))
-    replay.add(data.planes, data.masks, data.policies, data.values, data.full_search)
+    replay.add(data.states, data.policies, data.values, data.full_search)
     optimizer = make_optimizer(model, train_cfg.optim)
     scaler = torch.amp.GradScaler("cpu", enabled=False)
     progress = Progress()

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
@@ -117,10 +116,13 @@ class SelfPlayStats:
 
 @dataclass
 class SelfPlayData:
-    """Training positions of one self-play round (the replay buffer's ``add`` arguments)."""
+    """Training positions of one self-play round (the replay buffer's ``add`` arguments).
 
-    planes: np.ndarray  # [N, C, H, W] float32
-    masks: np.ndarray  # [N, A] bool
+    Positions are raw states, not network planes: 128 bytes each instead of the planes' kilobytes,
+    which is what worker processes send back and the replay buffer keeps.
+    """
+
+    states: np.ndarray  # [N, STATE_LEN] int32
     policies: np.ndarray  # [N, A] float32
     values: np.ndarray  # [N] float32, mover's view
     full_search: np.ndarray  # [N] bool
@@ -135,18 +137,7 @@ class SelfPlayData:
         return cls(*arrays, stats=stats)
 
 
-_ARRAY_FIELDS = ("planes", "masks", "policies", "values", "full_search")
-
-
-@njit(cache=True)
-def encode_states(states: np.ndarray, planes: np.ndarray, masks: np.ndarray) -> None:
-    """Network planes and legal masks of many states (rows of ``states``)."""
-    scratch = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
-    for i in range(states.shape[0]):
-        K.encode(states[i], planes[i])
-        K.legal_mask(states[i], scratch)
-        for a in range(masks.shape[1]):
-            masks[i, a] = scratch[a] != 0
+_ARRAY_FIELDS = ("states", "policies", "values", "full_search")
 
 
 class _TimedEvaluate:
@@ -265,16 +256,14 @@ class SelfPlayWorker:
     def _to_arrays(
         self, recorded: list[tuple[np.ndarray, np.ndarray, float, bool]], stats: SelfPlayStats
     ) -> SelfPlayData:
-        n, num_actions = len(recorded), self.game.num_actions
-        planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
-        masks = np.zeros((n, num_actions), dtype=bool)
-        policies = np.zeros((n, num_actions), dtype=np.float32)
+        n = len(recorded)
+        states = np.zeros((n, L.STATE_LEN), dtype=np.int32)
+        policies = np.zeros((n, self.game.num_actions), dtype=np.float32)
         if n:
-            encode_states(np.stack([r[0] for r in recorded]), planes, masks)
+            states[:] = np.stack([r[0] for r in recorded])
             policies[:] = np.stack([r[1] for r in recorded])
         return SelfPlayData(
-            planes=planes,
-            masks=masks,
+            states=states,
             policies=policies,
             values=np.array([r[2] for r in recorded], dtype=np.float32),
             full_search=np.array([r[3] for r in recorded], dtype=bool),

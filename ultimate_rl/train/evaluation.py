@@ -24,7 +24,6 @@ from ultimate_rl.games import Game, solve
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
 from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
-from ultimate_rl.selfplay.worker import encode_states
 
 Player = Callable[[np.ndarray], np.ndarray]  # positions [N, STATE_LEN] -> one move per row
 
@@ -47,7 +46,7 @@ class NetworkPlayer:
         if self.num_simulations == 0:
             planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
             masks = np.zeros((n, self.game.num_actions), dtype=bool)
-            encode_states(states, planes, masks)
+            K.encode_batch(states, planes, masks)
             logits, _ = self.evaluate(planes, masks)
             return np.where(masks, logits, -np.inf).argmax(axis=1)
         if self._searcher is None or self._searcher.batch_size < n:

@@ -40,6 +40,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from ultimate_rl.games import Game, is_solvable, sample_positions
+from ultimate_rl.games import kernels as K
 from ultimate_rl.nn import (
     alphazero_loss,
     autocast,
@@ -53,7 +54,7 @@ from ultimate_rl.nn import (
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.replay import ReplayBuffer
-from ultimate_rl.selfplay.worker import SelfPlayData, encode_states
+from ultimate_rl.selfplay.worker import SelfPlayData
 from ultimate_rl.train.config import ConfigError, check_config
 from ultimate_rl.train.evaluation import MatchScore, evaluate_network, gating_match, is_perfect
 from ultimate_rl.train.tensorboard import probe_image
@@ -170,7 +171,7 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
                 # 1. self-play with the current weights (with gating: the last accepted ones)
                 data = pool.play(int(cfg.selfplay.games_per_iteration), int(rng.integers(2**31)))
                 # 2. into the replay window
-                replay.add(data.planes, data.masks, data.policies, data.values, data.full_search)
+                replay.add(data.states, data.policies, data.values, data.full_search)
                 # 3. optimise on sampled, augmented minibatches
                 losses = {}
                 if len(replay) >= int(t.min_replay):
@@ -472,7 +473,7 @@ def log_probes(
     states = np.stack(probes)
     planes = np.zeros((len(states), *game.observation_shape), dtype=np.float32)
     masks = np.zeros((len(states), game.num_actions), dtype=bool)
-    encode_states(states, planes, masks)
+    K.encode_batch(states, planes, masks)
     logits, values = evaluate(planes, masks)
     policies = np.exp(logits - logits.max(axis=1, keepdims=True)) * masks
     policies /= policies.sum(axis=1, keepdims=True)

@@ -69,6 +69,21 @@ def encode(state: np.ndarray, planes: np.ndarray) -> None:
 
 
 @njit(cache=True)
+def encode_batch(states: np.ndarray, planes: np.ndarray, masks: np.ndarray) -> None:
+    """Planes and bool legal masks of many states (rows), so callers need no Python loop.
+
+    ``planes`` [N, C, H, W] float32 and ``masks`` [N, A] bool are overwritten.
+    """
+    scratch = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
+    for i in range(states.shape[0]):
+        planes[i] = 0.0
+        encode(states[i], planes[i])
+        legal_mask(states[i], scratch)
+        for a in range(masks.shape[1]):
+            masks[i, a] = scratch[a] != 0
+
+
+@njit(cache=True)
 def is_terminal(state: np.ndarray) -> bool:
     return state[L.STATUS] != L.ONGOING
 
