@@ -105,14 +105,16 @@ class Game:
         K.encode(self.check_state(state), planes)
         return planes
 
-    def outcome_text(self, state: np.ndarray) -> str:
+    def outcome_text(
+        self, state: np.ndarray, names: tuple[str, str] = ("first player", "second player")
+    ) -> str:
+        """``"<name> to move"``, ``"<name> won"`` or ``"draw"``, the players called ``names``."""
         status = int(self.check_state(state)[L.STATUS])
-        return {
-            L.ONGOING: f"player {int(state[L.PLAYER])} to move",
-            L.FIRST_WON: "first player won",
-            L.SECOND_WON: "second player won",
-            L.DRAW: "draw",
-        }[status]
+        if status == L.ONGOING:
+            return f"{names[int(state[L.PLAYER])]} to move"
+        if status == L.DRAW:
+            return "draw"
+        return f"{names[status - L.FIRST_WON]} won"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

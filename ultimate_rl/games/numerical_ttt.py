@@ -63,12 +63,7 @@ class NumericalTicTacToe(Game):
         for row in range(3):
             numbers = [int(state[kn.CELLS + 3 * row + col]) for col in range(3)]
             lines.append(" ".join(str(n) if n else "." for n in numbers))
-        if state[L.STATUS] == L.ONGOING:
-            lines.append(f"{_PLAYER_NAMES[int(state[L.PLAYER])]} to move")
-        elif state[L.STATUS] == L.DRAW:
-            lines.append("draw")
-        else:
-            lines.append(f"{_PLAYER_NAMES[int(state[L.STATUS]) - L.FIRST_WON]} won")
+        lines.append(self.outcome_text(state, _PLAYER_NAMES))
         lines.append(
             f"odd left: {self.numbers_left(state, 0)}  even left: {self.numbers_left(state, 1)}"
         )

@@ -79,12 +79,7 @@ class TicTacToe(Game):
                 owner = [p for p in (0, 1) if state[kt.MARKS + p] & bit]
                 cells.append(_MARK_CHARS[owner[0]] if owner else ".")
             lines.append(f"{row + 1} " + " ".join(cells))
-        if state[L.STATUS] == L.ONGOING:
-            lines.append(f"{_MARK_CHARS[int(state[L.PLAYER])]} to move")
-        elif state[L.STATUS] == L.DRAW:
-            lines.append("draw")
-        else:
-            lines.append(f"{_MARK_CHARS[int(state[L.STATUS]) - L.FIRST_WON]} won")
+        lines.append(self.outcome_text(state, _MARK_CHARS))
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -103,17 +103,13 @@ class UltimateTicTacToe(Game):
         ]
         if state[L.LAST] >= 0:
             lines.append(f"last move: {self.action_to_string(int(state[L.LAST]))}")
-        status = int(state[L.STATUS])
-        if status == L.ONGOING:
+        outcome = self.outcome_text(state, _MARKS)
+        if state[L.STATUS] == L.ONGOING:
             if state[ku.FORCED] >= 0:
-                where = f"board {playable[0]} only"
+                outcome += f", in board {playable[0]} only"
             elif state[L.MOVES] > 0:
-                where = "any open board (sent to a closed one)"
+                outcome += ", in any open board (sent to a closed one)"
             else:
-                where = "any board"
-            lines.append(f"{_MARKS[int(state[L.PLAYER])]} to move, in {where}")
-        elif status == L.DRAW:
-            lines.append("draw")
-        else:
-            lines.append(f"{_MARKS[status - L.FIRST_WON]} won")
+                outcome += ", in any board"
+        lines.append(outcome)
         return "\n".join(lines)
