@@ -5,8 +5,6 @@ from __future__ import annotations
 from itertools import pairwise
 from pathlib import Path
 
-import pytest
-
 from ultimate_rl.evaluate import EvaluationSettings, evaluate_agents, play_match
 from ultimate_rl.evaluate.arena import MatchConfig
 from ultimate_rl.games import make
@@ -58,8 +56,8 @@ def test_time_budget_reaches_agents_that_take_one() -> None:
     assert max(result.move_times("uct")) < 0.2  # the kernels were compiled before play
 
 
-@pytest.mark.slow
 def test_default_ladder_ratings_are_ordered_on_uttt(tmp_path: Path) -> None:
+    # about 35 s on 2 cores (100 games per neighbouring pair, UCT-10,000 the costliest)
     """The issue's target at its full size: UCT-10,000 > UCT-1,000 > UCT-100 > random."""
     evaluation = evaluate_agents(
         make("uttt"),
