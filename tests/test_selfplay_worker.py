@@ -104,3 +104,25 @@ def test_recorded_states_are_real_positions():
     for begin, end in itertools.pairwise(starts):
         for before, after in itertools.pairwise(data.states[begin:end]):
             assert np.array_equal(game.apply(before, int(after[L.LAST])), after)
+
+
+def test_random_openings_start_games_after_unrecorded_random_moves():
+    game, plain = play(games=12, seed=5)
+    _, opened = play(games=12, seed=5, random_opening_fraction=1.0, random_opening_max_plies=4)
+    # without openings every game's first recorded state is the start (MOVES == 0)
+    assert int((plain.states[:, L.MOVES] == 0).sum()) == 12
+    # with them, some games start later: fewer recorded start positions, all still ongoing
+    starts = int((opened.states[:, L.MOVES] == 0).sum())
+    assert starts < 12
+    assert opened.stats.games == 12
+    assert (opened.states[:, L.STATUS] == L.ONGOING).all()
+    # every recorded state is reachable: its marks count equals its move counter
+    for state in opened.states:
+        assert game.legal_mask(state).sum() == game.num_actions - int(state[L.MOVES])
+
+
+def test_random_opening_settings_are_checked():
+    with pytest.raises(ValueError, match="random_opening_fraction"):
+        SelfPlaySettings(random_opening_fraction=1.5)
+    with pytest.raises(ValueError, match="max_plies"):
+        SelfPlaySettings(random_opening_max_plies=-1)

@@ -40,6 +40,8 @@ class SelfPlaySettings:
     resign_threshold: float = -0.95
     resign_min_moves: int = 10
     resign_disabled_fraction: float = 0.2
+    random_opening_fraction: float = 0.0
+    random_opening_max_plies: int = 8
     workers: int = 1
 
     @classmethod
@@ -57,6 +59,8 @@ class SelfPlaySettings:
             resign_threshold=float(cfg.resign.threshold),
             resign_min_moves=int(cfg.resign.min_moves),
             resign_disabled_fraction=float(cfg.resign.disabled_fraction),
+            random_opening_fraction=float(cfg.random_opening.fraction),
+            random_opening_max_plies=int(cfg.random_opening.max_plies),
             workers=int(cfg.workers),
         )
 
@@ -64,7 +68,12 @@ class SelfPlaySettings:
         for name in ("parallel_games", "games_per_iteration", "fast_simulations", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"selfplay.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("fraction_full", "resign_disabled_fraction"):
+        if self.random_opening_max_plies < 0:
+            raise ValueError(
+                "selfplay.random_opening.max_plies must be >= 0, "
+                f"got {self.random_opening_max_plies}"
+            )
+        for name in ("fraction_full", "resign_disabled_fraction", "random_opening_fraction"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"selfplay {name} must be in [0, 1], got {getattr(self, name)}")
         if self.temperature < 0 or self.final_temperature < 0:
@@ -140,6 +149,20 @@ class SelfPlayData:
 _ARRAY_FIELDS = ("states", "policies", "values", "full_search")
 
 
+def play_random_opening(state: np.ndarray, plies: int, rng: np.random.Generator) -> None:
+    """Plays up to ``plies`` uniformly random moves on ``state`` in place, stopping before a move
+    that would end the game; self-play then starts from there, which widens the positions it sees
+    (a learner that has found the winning line otherwise stops visiting the rest)."""
+    mask = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
+    for _ in range(plies):
+        K.legal_mask(state, mask)
+        after = state.copy()
+        K.apply(after, int(rng.choice(np.flatnonzero(mask))))
+        if after[L.STATUS] != L.ONGOING:
+            return
+        state[:] = after
+
+
 class _TimedEvaluate:
     """Wraps ``evaluate`` to add up the wall time spent inside it."""
 
@@ -187,6 +210,10 @@ class SelfPlayWorker:
         def start_game(i: int) -> None:
             nonlocal started
             states[i] = initial
+            if rng.random() < s.random_opening_fraction:
+                play_random_opening(
+                    states[i], int(rng.integers(s.random_opening_max_plies + 1)), rng
+                )
             history[i] = []
             can_resign[i] = s.resign_enabled and rng.random() >= s.resign_disabled_fraction
             would_resign[i] = -1

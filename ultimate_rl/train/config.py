@@ -60,6 +60,12 @@ class ResignSection:
 
 
 @dataclass
+class RandomOpeningSection:
+    fraction: float = 0.0
+    max_plies: int = 8
+
+
+@dataclass
 class SelfPlaySection:
     workers: int = 1
     parallel_games: int = 64
@@ -69,6 +75,7 @@ class SelfPlaySection:
     final_temperature: float = 0.0
     playout_cap: PlayoutCapSection = field(default_factory=PlayoutCapSection)
     resign: ResignSection = field(default_factory=ResignSection)
+    random_opening: RandomOpeningSection = field(default_factory=RandomOpeningSection)
 
 
 @dataclass
