@@ -62,21 +62,25 @@ def test_settings_and_sprt_come_from_the_config(tmp_path: Path) -> None:
     assert settings.sprt is not None and settings.sprt.elo1 == 30
 
 
-def test_run_mode_rates_every_checkpoint_against_its_step(tmp_path: Path) -> None:
+def save_tictactoe_checkpoint(path: Path, step: int) -> Path:
     from ultimate_rl.games import make
     from ultimate_rl.nn import ModelConfig, build_model, save_checkpoint
 
-    game = make("tictactoe")
     config = ModelConfig(arch="mlp", mlp_hidden=(16,))
+    save_checkpoint(
+        path,
+        model=build_model(make("tictactoe"), config),
+        model_config=config,
+        game_name="tictactoe",
+        game_options={"size": 3, "k": 3},
+        step=step,
+    )
+    return path
+
+
+def test_run_mode_rates_every_checkpoint_against_its_step(tmp_path: Path) -> None:
     for step in (10, 20):
-        save_checkpoint(
-            tmp_path / "run" / "checkpoints" / f"step_{step}.pt",
-            model=build_model(game, config),
-            model_config=config,
-            game_name="tictactoe",
-            game_options={"size": 3, "k": 3},
-            step=step,
-        )
+        save_tictactoe_checkpoint(tmp_path / "run" / "checkpoints" / f"step_{step}.pt", step)
     evaluation, written = evaluate_from_config(
         base_config(tmp_path, run=str(tmp_path / "run"), output_dir=None, plot=True)
     )
@@ -84,6 +88,25 @@ def test_run_mode_rates_every_checkpoint_against_its_step(tmp_path: Path) -> Non
     assert [p.name for p in written] == ["evaluation.json", "evaluation.md", "elo.png"]
     assert written[0].parent == tmp_path / "run" / "evaluation"
     assert set(evaluation.ratings.names) == {"random", "uct-20", "step-10", "step-20"}
+
+
+def test_an_exported_agent_file_plays_with_its_own_search_defaults(tmp_path: Path) -> None:
+    from ultimate_rl.export import export_agent
+
+    checkpoint = save_tictactoe_checkpoint(tmp_path / "ckpt.pt", 30)
+    agent_file = tmp_path / "my_agent.urla"
+    export_agent(checkpoint, agent_file, search={"num_simulations": 3})
+    evaluation, _ = evaluate_from_config(
+        base_config(tmp_path, checkpoint=str(agent_file), network={"num_simulations": None})
+    )
+    assert evaluation.subjects == ["my_agent"] and evaluation.steps == {"my_agent": 30}
+    played = evaluation.matches_of("my_agent")
+    assert [m.agent_a.kwargs.get("path") for m in played] == [str(agent_file)] * 2
+    assert all("num_simulations" not in m.agent_a.kwargs for m in played)  # the file's own 3
+    assert sum(m.summary()["games"] for m in played) == 8
+    agent_file.write_bytes(b"not an agent")
+    with pytest.raises(EvaluationError, match=r"my_agent\.urla"):
+        evaluate_from_config(base_config(tmp_path, checkpoint=str(agent_file)))
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ultimate_rl import agents
 from ultimate_rl.agents.network import NetworkAgent
 from ultimate_rl.export.bundle import AgentBundle, read_bundle
 
@@ -22,3 +23,7 @@ def load_agent(path: str | os.PathLike, **overrides: Any) -> NetworkAgent:
     stale file raises ``ultimate_rl.export.BundleError`` saying what is wrong.
     """
     return agent_from_bundle(read_bundle(path), **overrides)
+
+
+# ``agents.make("file", path=PATH, **overrides)``: agent files as players in matches and ladders.
+agents.register("file", load_agent)

@@ -2,7 +2,8 @@
 
 ``make("random" | "uct" | "perfect", **options)``; more players join through ``register``. The
 network player lives in ``ultimate_rl.agents.network`` (written with the training code) and is
-imported on first use of ``make("network")``, so this package loads without torch.
+imported on first use of ``make("network", checkpoint=PATH)``, so this package loads without torch;
+``make("file", path=PATH)`` loads an exported agent file (``.urla``) via ``ultimate_rl.loading``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _REGISTRY: dict[str, AgentFactory] = {
     "perfect": PerfectAgent,
 }
 # Players whose module registers them when imported (kept lazy: they pull in heavy packages).
-_LAZY_MODULES = {"network": "ultimate_rl.agents.network"}
+_LAZY_MODULES = {"network": "ultimate_rl.agents.network", "file": "ultimate_rl.loading"}
 
 
 class AgentError(ValueError):

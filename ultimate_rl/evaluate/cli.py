@@ -1,6 +1,7 @@
 """What ``scripts/evaluate.py`` does, as a function of its config (so it is testable in-process).
 
-Three modes, exactly one per call: ``checkpoint=PATH`` (one checkpoint against the ladder),
+Three modes, exactly one per call: ``checkpoint=PATH`` (one training checkpoint ``.pt`` or
+exported agent file ``.urla`` against the ladder),
 ``run=RUN_DIR`` (every ``*.pt`` of ``RUN_DIR/checkpoints``, Elo against the training step stored
 in each), ``agents=[...]`` (a round robin of agent specs, plus the ladder unless it is empty).
 """
@@ -42,11 +43,17 @@ def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]
         )
         game = _game(cfg["game"]) if cfg.get("game") else found[0][2]
         subjects = []
+        # None keeps the agent's own default (an agent file's stored search settings)
+        options = {k: v for k, v in dict(cfg.get("network") or {}).items() if v is not None}
         for path, step, _ in found:
-            label = f"step-{step}"
+            label = path.stem if _is_agent_file(path) else f"step-{step}"
             steps[label] = step
-            options = dict(cfg.get("network") or {})
-            subjects.append({"name": "network", "checkpoint": str(path), **options, "label": label})
+            player = (
+                {"name": "file", "path": str(path)}
+                if _is_agent_file(path)
+                else {"name": "network", "checkpoint": str(path)}
+            )
+            subjects.append({**player, **options, "label": label})
         default_out = (
             Path(cfg["run"]) / "evaluation"
             if mode == "run"
@@ -104,11 +111,20 @@ def _game(spec: str | Mapping[str, Any]) -> Game:
     return make(options.pop("name"), **options)
 
 
+def _is_agent_file(path: Path) -> bool:
+    return path.suffix == ".urla"
+
+
 def _read_checkpoint(path: Path) -> tuple[Path, int, Game]:
+    """(path, training step, game) of a training checkpoint or an exported agent file."""
+    from ultimate_rl import agents
     from ultimate_rl.nn.checkpoint import CheckpointError, load_checkpoint
 
     try:
-        checkpoint = load_checkpoint(path)
-    except CheckpointError as err:
+        if _is_agent_file(path):
+            checkpoint = agents.make("file", path=str(path), num_simulations=0).checkpoint
+        else:
+            checkpoint = load_checkpoint(path)
+    except (CheckpointError, ValueError) as err:  # BundleError is a ValueError
         raise EvaluationError(str(err)) from err
     return path, checkpoint.step, checkpoint.make_game()
