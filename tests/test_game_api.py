@@ -20,6 +20,7 @@ from ultimate_rl.games import (
     make,
 )
 from ultimate_rl.games import layout as L
+from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
 CONFIGS = {
     "uttt": ("uttt", {}),
@@ -29,6 +30,7 @@ CONFIGS = {
     "tictactoe5": ("tictactoe", {"size": 5}),
     "tictactoe4k4": ("tictactoe", {"size": 4, "k": 4}),
 }
+SYMMETRY_COUNTS = {"numerical_ttt": 16}  # the other games have the 8 of their square board
 GAME_OBJECTS = {key: make(name, **options) for key, (name, options) in CONFIGS.items()}
 ALL = pytest.mark.parametrize("key", list(CONFIGS))
 SEEDS = st.integers(min_value=0, max_value=2**32 - 1)
@@ -95,7 +97,8 @@ def test_random_sequences_keep_the_invariants(key: str, seed: int, length: int) 
 @example(seed=1, length=90)
 def test_symmetries_commute_with_play(key: str, seed: int, length: int) -> None:
     """Transforming a position, its legal mask, its outcome and its planes commute: playing the
-    transformed moves gives, at every step, the transformed mask and planes and the same result."""
+    transformed moves gives, at every step, the transformed mask and planes and the same result.
+    Checked for every symmetry a game lists, relabellings (numerical n -> 10 - n) included."""
     game = GAME_OBJECTS[key]
     states, actions = play(game, seed, length)
     for sym in game.symmetries:
@@ -110,21 +113,33 @@ def test_symmetries_commute_with_play(key: str, seed: int, length: int) -> None:
 
 
 @ALL
-def test_eight_distinct_symmetries_forming_a_group(key: str) -> None:
+def test_distinct_symmetries_forming_a_group(key: str) -> None:
+    """8 board symmetries, 16 with numerical tic-tac-toe's n -> 10 - n; the identity first, and
+    composing two of them acts on planes as the one whose action permutation is the product."""
     game = GAME_OBJECTS[key]
     perms = [sym.action_perm for sym in game.symmetries]
-    assert len(perms) == 8
+    assert len(perms) == SYMMETRY_COUNTS.get(key, 8)
     identity = np.arange(game.num_actions)
     for perm in perms:
         assert np.array_equal(np.sort(perm), identity)  # a permutation of the actions
-    as_tuples = {tuple(perm.tolist()) for perm in perms}
-    assert len(as_tuples) == 8 and tuple(identity.tolist()) in as_tuples
-    for p in perms:
-        for q in perms:
-            assert tuple(q[p].tolist()) in as_tuples  # closed under composition
-    planes = game.encode(game.initial_state())
-    for sym in game.symmetries:
-        assert sym.planes(planes).shape == planes.shape
+    index = {tuple(perm.tolist()): k for k, perm in enumerate(perms)}
+    assert len(index) == len(perms) and index[tuple(identity.tolist())] == 0
+    planes = np.random.default_rng(0).random(game.observation_shape)  # every entry tells apart
+    assert np.array_equal(game.symmetries[0].planes(planes), planes)
+    for p in game.symmetries:
+        for q in game.symmetries:
+            product = game.symmetries[index[tuple(q.action_perm[p.action_perm].tolist())]]
+            assert np.array_equal(product.planes(planes), q.planes(p.planes(planes)))
+
+
+def test_relabelling_must_be_a_permutation() -> None:
+    board = board_symmetries(3, np.arange(9))
+    with pytest.raises(ValueError, match=r"action_perm must hold each of 0\.\.8 exactly once"):
+        with_relabelling(board, "bad", [0] * 9, [0, 1, 2])
+    with pytest.raises(ValueError, match=r"channel_perm must hold each of 0\.\.2 exactly once"):
+        with_relabelling(board, "bad", np.arange(9), [0, 0, 2])
+    with pytest.raises(ValueError, match="at least one symmetry"):
+        with_relabelling([], "bad", np.arange(9), [0, 1, 2])
 
 
 @ALL

@@ -133,20 +133,30 @@ def test_encode_planes(game) -> None:
     assert not game.encode(game.apply(state, game.string_to_action("1@8")))[18].any()
 
 
-def test_symmetries_move_cells_and_keep_numbers(game) -> None:
-    assert len(game.symmetries) == 8
-    rng = np.random.default_rng(7)
-    for sym in game.symmetries:
-        perm = sym.action_perm
-        assert sorted(perm) == list(range(81)) and np.all(perm % 9 == np.arange(81) % 9)
-        state, moved = game.initial_state(), game.initial_state()
-        while not game.is_terminal(state):
-            np.testing.assert_array_equal(sym.planes(game.encode(state)), game.encode(moved))
-            mask = game.legal_mask(state)
-            np.testing.assert_array_equal(sym.policy(mask), game.legal_mask(moved))
-            action = int(rng.choice(np.flatnonzero(mask)))
-            state, moved = game.apply(state, action), game.apply(moved, int(perm[action]))
-        assert game.is_terminal(moved) and game.returns(moved) == game.returns(state)
+def test_symmetries_are_the_board_ones_with_and_without_n_to_10_minus_n(game) -> None:
+    """The first 8 move cells and keep numbers; the last 8 move cells the same way and write
+    10 - n for n. (Every symmetry is checked against play in test_game_api.)"""
+    assert len(game.symmetries) == 16
+    numbers = np.arange(81) % 9 + 1
+    board, complemented = game.symmetries[:8], game.symmetries[8:]
+    for plain, swapped in zip(board, complemented, strict=True):
+        np.testing.assert_array_equal(swapped.action_perm // 9, plain.action_perm // 9)
+        np.testing.assert_array_equal(plain.action_perm % 9 + 1, numbers)
+        np.testing.assert_array_equal(swapped.action_perm % 9 + 1, 10 - numbers)
+    # by hand: even completes 8 1 6 across the top; the complement 2 9 4 wins the same way
+    moves = ["1@1", "8@0", "3@4", "6@2"]
+    mirrored = ["9@1", "2@0", "7@4", "4@2"]
+    actions = [game.string_to_action(m) for m in moves]
+    assert [game.action_to_string(a) for a in complemented[0].actions(actions)] == mirrored
+    state, moved = play(game, moves), play(game, mirrored)
+    assert game.returns(state) == game.returns(moved) == -1.0
+    np.testing.assert_array_equal(complemented[0].planes(game.encode(state)), game.encode(moved))
+    before = play(game, moves[:3])  # 2 4 5 6 7 9 unused, even to move
+    after = complemented[0].planes(game.encode(before))  # 9@1 2@0 7@4 as numbers n at plane n-1
+    assert after[9 - 1, 0, 1] == 1 and after[2 - 1, 0, 0] == 1 and after[7 - 1, 1, 1] == 1
+    assert after[:9].sum() == 3
+    assert [n for n in range(1, 10) if after[8 + n].all()] == [1, 3, 4, 5, 6, 8]
+    assert not after[18].any()
 
 
 def test_action_names_and_render(game) -> None:

@@ -216,7 +216,7 @@ def test_augmented_samples_stay_consistent_positions(name):
     assert np.all(batch.masks.sum(axis=1) > 0)
     plain = buffer.sample(256, np.random.default_rng(3))
     np.testing.assert_array_equal(batch.values, plain.values)  # values are not transformed
-    # at least one sample really moved (the identity is 1 of 8 choices)
+    # at least one sample really moved (the identity is 1 of len(game.symmetries) choices)
     assert not np.array_equal(batch.planes, plain.planes)
 
 

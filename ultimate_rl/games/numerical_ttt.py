@@ -2,6 +2,10 @@
 
 Actions are ``9 * cell + (number - 1)`` with cells row-major 0..8 from the top left. As text an
 action is ``"<number>@<cell>"``: ``"7@4"`` writes 7 in the centre (action 9 * 4 + 6 = 42).
+
+Besides the 8 board symmetries the game has a number symmetry: n -> 10 - n keeps odd numbers odd,
+even numbers even and turns a + b + c = 15 into 30 - 15 = 15, so it keeps every outcome. Both
+together give 16 symmetries, all used for training augmentation.
 """
 
 from __future__ import annotations
@@ -14,10 +18,23 @@ from ultimate_rl.games import layout as L
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import UnknownGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
-from ultimate_rl.games.symmetry import board_symmetries
+from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
 _ACTION_TEXT = re.compile(r"\s*([1-9])\s*@\s*([0-8])\s*")
 _PLAYER_NAMES = ("odd (first player)", "even (second player)")
+
+
+def _complement_numbers() -> tuple[np.ndarray, np.ndarray]:
+    """Where n -> 10 - n sends each action and each plane (see ``kernels.numerical_ttt.encode``).
+
+    Action ``9 * cell + (n - 1)`` becomes ``9 * cell + (9 - n)``; in the two blocks of 9 planes
+    (where number n stands, whether n is unused) plane k of a block swaps with plane 8 - k; the
+    mover plane stays.
+    """
+    cell, number_index = np.divmod(np.arange(kn.NUM_ACTIONS), 9)
+    actions = 9 * cell + (8 - number_index)
+    channels = np.concatenate([8 - np.arange(9), 17 - np.arange(9), [18]])
+    return actions, channels
 
 
 class NumericalTicTacToe(Game):
@@ -30,7 +47,8 @@ class NumericalTicTacToe(Game):
         self.num_actions = kn.NUM_ACTIONS
         self.observation_shape = (kn.NUM_PLANES, 3, 3)
         # an action keeps its number when the board turns: only its cell moves
-        self.symmetries = board_symmetries(3, np.arange(self.num_actions) // 9)
+        board = board_symmetries(3, np.arange(self.num_actions) // 9)
+        self.symmetries = with_relabelling(board, "10-n", *_complement_numbers())
 
     def initial_state(self) -> np.ndarray:
         return kn.initial_state()

@@ -1,8 +1,10 @@
-"""The 8 symmetries of a square board (the dihedral group), acting on planes and on actions.
+"""Game symmetries acting on planes and on actions: the 8 of a square board (the dihedral group),
+optionally composed with a relabelling of the pieces (numerical tic-tac-toe's n -> 10 - n).
 
-One grid transform drives both, so the plane and action views cannot drift apart: a cell that the
-transform moves from grid index ``i`` to ``j`` takes every action played on ``i`` to the action of
-the same rank played on ``j`` (for numerical tic-tac-toe the rank is the number written).
+One grid transform drives both views, so they cannot drift apart: a cell that the transform moves
+from grid index ``i`` to ``j`` takes every action played on ``i`` to the action of the same rank
+played on ``j`` (for numerical tic-tac-toe the rank is the number written). A relabelling keeps
+every cell in place and renames what stands on it, so it moves plane channels and actions together.
 """
 
 from __future__ import annotations
@@ -14,12 +16,17 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Symmetry:
-    """One board symmetry. ``action_perm[a]`` is where action ``a`` goes."""
+    """One symmetry: a board transform, then an optional relabelling of the plane channels.
+
+    ``action_perm[a]`` is where action ``a`` goes; ``channel_perm[c]`` is where plane ``c`` goes
+    (``None``: every plane keeps its channel, as for a pure board symmetry).
+    """
 
     name: str
     rotations: int  # quarter turns, counter-clockwise as np.rot90
     flip: bool  # mirror left-right before rotating
     action_perm: np.ndarray
+    channel_perm: np.ndarray | None = None
 
     def grid(self, array: np.ndarray) -> np.ndarray:
         """Transforms the last two (square) axes of ``array``: planes, or a board picture."""
@@ -28,7 +35,13 @@ class Symmetry:
         return np.ascontiguousarray(np.rot90(array, self.rotations, axes=(-2, -1)))
 
     def planes(self, planes: np.ndarray) -> np.ndarray:
-        return self.grid(planes)
+        """Transforms ``(..., channels, rows, cols)`` planes: the grid, then the channel order."""
+        moved = self.grid(planes)
+        if self.channel_perm is None:
+            return moved
+        out = np.empty_like(moved)
+        out[..., self.channel_perm, :, :] = moved
+        return out
 
     def policy(self, policy: np.ndarray) -> np.ndarray:
         """Moves the last axis (one entry per action) along with the board."""
@@ -41,7 +54,7 @@ class Symmetry:
 
 
 def board_symmetries(size: int, action_cells: np.ndarray) -> list[Symmetry]:
-    """The 8 symmetries of a ``size`` x ``size`` grid.
+    """The 8 symmetries of a ``size`` x ``size`` grid, the identity first.
 
     ``action_cells[a]`` is the grid index (row * size + col) of the cell action ``a`` plays on.
     """
@@ -68,3 +81,44 @@ def board_symmetries(size: int, action_cells: np.ndarray) -> list[Symmetry]:
             ]
             out.append(Symmetry(name, rotations, flip, np.array(perm, dtype=np.int64)))
     return out
+
+
+def with_relabelling(
+    symmetries: list[Symmetry],
+    name: str,
+    action_perm: np.ndarray | list[int],
+    channel_perm: np.ndarray | list[int],
+) -> list[Symmetry]:
+    """``symmetries``, then each of them followed by one relabelling of the pieces.
+
+    The relabelling sends action ``a`` to ``action_perm[a]`` and plane ``c`` to
+    ``channel_perm[c]`` without moving any cell; it must itself be a symmetry of the game (the
+    game's tests check that every result commutes with play). The result keeps the order of
+    ``symmetries``, so an identity first stays first.
+    """
+    if not symmetries:
+        raise ValueError("with_relabelling needs at least one symmetry to compose with")
+    actions = _permutation(action_perm, len(symmetries[0].action_perm), "action_perm")
+    channels = _permutation(channel_perm, len(channel_perm), "channel_perm")
+    relabelled = [
+        Symmetry(
+            f"{sym.name}+{name}",
+            sym.rotations,
+            sym.flip,
+            actions[sym.action_perm],
+            channels if sym.channel_perm is None else channels[sym.channel_perm],
+        )
+        for sym in symmetries
+    ]
+    return [*symmetries, *relabelled]
+
+
+def _permutation(values: np.ndarray | list[int], size: int, what: str) -> np.ndarray:
+    """``values`` as an int64 array, checked to be a permutation of ``0..size-1``."""
+    perm = np.asarray(values, dtype=np.int64)
+    if perm.shape != (size,) or not np.array_equal(np.sort(perm), np.arange(size)):
+        raise ValueError(
+            f"{what} must hold each of 0..{size - 1} exactly once (where each one goes); "
+            f"got shape {perm.shape} with values {perm.tolist()}"
+        )
+    return perm

@@ -1,8 +1,9 @@
-"""Symmetry augmentation at sampling time: each sample gets one of the board's symmetries.
+"""Symmetry augmentation at sampling time: each sample gets one of the game's symmetries.
 
 Planes, legal mask and policy target move together under the same symmetry, so an augmented
-sample is itself a consistent position; the value target does not change. Work is vectorised per
-symmetry (at most 8 array operations per batch), not per sample.
+sample is itself a consistent position; the value target does not change (every symmetry, the
+numerical n -> 10 - n included, keeps the outcome). Work is vectorised per symmetry (one array
+operation per symmetry and batch: 8, or 16 for numerical tic-tac-toe), not per sample.
 """
 
 from __future__ import annotations
