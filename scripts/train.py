@@ -17,11 +17,14 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from ultimate_rl.evaluate import EvaluationError
 from ultimate_rl.evaluate.training import rating_hook
 from ultimate_rl.train import ConfigError, check_config, prepare_run, train
+from ultimate_rl.train.run import RUN_DIR_RESOLVER, resumed_run_dir
+
+OmegaConf.register_new_resolver(RUN_DIR_RESOLVER, resumed_run_dir)  # used by hydra.run.dir
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="train")

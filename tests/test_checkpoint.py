@@ -21,6 +21,7 @@ from ultimate_rl.nn import (
     make_evaluator,
     save_checkpoint,
 )
+from ultimate_rl.nn.atomic import remove_stale_temp_files
 
 CONFIG = ModelConfig(arch="resnet", blocks=1, channels=8, value_hidden=8, value_head="wdl")
 
@@ -76,6 +77,29 @@ def test_failed_write_leaves_the_old_file_intact_and_no_temp_file(tmp_path, mode
     assert path.read_bytes() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt.pt"]
     assert load_checkpoint(path).step == 1
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_written_file_mode_follows_the_umask(tmp_path, model, umask):
+    previous = os.umask(umask)
+    try:
+        path = save(tmp_path / "ckpt.pt", model)
+    finally:
+        os.umask(previous)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_only_the_writers_leftover_temp_files_are_removed(tmp_path, model):
+    path = save(tmp_path / "latest.pt", model)
+    leftovers = [tmp_path / ".latest.pt.k3x_9q0a.tmp", tmp_path / ".iter_00002.pt.abcdefgh.tmp"]
+    foreign = ["notes.tmp", ".latest.pt.tmp", ".latest.pt.ABCDEFGH.tmp", ".a.toolong123.tmp"]
+    for leftover in leftovers:
+        leftover.write_bytes(b"half a checkpoint")
+    for name in foreign:
+        (tmp_path / name).write_text("not ours")
+    assert remove_stale_temp_files(tmp_path) == sorted(leftovers)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([path.name, *foreign])
+    assert remove_stale_temp_files(tmp_path / "missing") == []
 
 
 def test_missing_file(tmp_path):

@@ -12,12 +12,10 @@ from ultimate_rl.evaluate import (
     AgentSpec,
     EvaluationError,
     EvaluationSettings,
-    GatingConfig,
     MatchConfig,
     SPRTConfig,
     evaluate_agent,
     evaluate_agents,
-    gate,
     parse_spec,
     play_match,
     replay,
@@ -269,11 +267,3 @@ def test_round_robin_with_steps_plots_elo_against_step(ttt: Game, tmp_path: Path
 def test_duplicate_players_are_refused(ttt: Game) -> None:
     with pytest.raises(EvaluationError, match="appear twice"):
         evaluate_agents(ttt, ["random"], ["random", "first"], agent_factory=tiny_factory)
-
-
-def test_gating_accepts_a_stronger_candidate_and_is_off_by_default(ttt: Game) -> None:
-    assert gate(ttt, "first", "lookahead", GatingConfig(), agent_factory=tiny_factory).accepted
-    config = GatingConfig(enabled=True, num_games=20, threshold=0.55)
-    decision = gate(ttt, "lookahead", "first", config, agent_factory=tiny_factory)
-    assert decision.accepted and decision.score is not None and decision.score >= 0.55
-    assert not gate(ttt, "first", "lookahead", config, agent_factory=tiny_factory).accepted

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -94,6 +95,17 @@ def test_load_agent_searches_with_the_stored_defaults(tmp_path: Path) -> None:
     assert agent.num_simulations == 8
     assert game.legal_mask(state)[agent.select_action(game, state)]
     assert load_agent(out, num_simulations=3, device="cpu").num_simulations == 3
+
+
+def test_agent_file_has_the_modes_of_a_user_file(tmp_path: Path) -> None:
+    checkpoint, _ = make_checkpoint(tmp_path, "tictactoe")
+    previous = os.umask(0o027)
+    try:
+        out = export_agent(checkpoint, tmp_path / "agent.urla").path
+    finally:
+        os.umask(previous)
+    assert out is not None and out.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["agent.urla", "ckpt.pt"]
 
 
 def test_bad_agent_files_get_clear_errors(tmp_path: Path) -> None:

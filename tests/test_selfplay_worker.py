@@ -11,7 +11,13 @@ from ultimate_rl.games import layout as L
 from ultimate_rl.games import make
 from ultimate_rl.search.puct import SearchConfig
 from ultimate_rl.selfplay.parallel import split_games
-from ultimate_rl.selfplay.worker import SelfPlaySettings, SelfPlayWorker
+from ultimate_rl.selfplay.worker import (
+    PlayoutCapSettings,
+    RandomOpeningSettings,
+    ResignSettings,
+    SelfPlaySettings,
+    SelfPlayWorker,
+)
 
 
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,7 +60,7 @@ def test_same_seed_same_games_other_seed_other_games():
 
 @pytest.mark.parametrize("fraction_full", [0.0, 1.0])
 def test_playout_cap_marks_cheap_searches(fraction_full: float):
-    _, data = play(fraction_full=fraction_full, fast_simulations=2)
+    _, data = play(playout_cap=PlayoutCapSettings(fraction_full=fraction_full, fast_simulations=2))
     assert data.full_search.all() == (fraction_full == 1.0)
     assert data.full_search.any() == (fraction_full == 1.0)
     expected_sims = 8 if fraction_full == 1.0 else 2
@@ -63,9 +69,8 @@ def test_playout_cap_marks_cheap_searches(fraction_full: float):
 
 def test_resignation_ends_games_and_play_on_games_measure_false_positives():
     # threshold above any value: the mover at move `min_moves` (the first player) resigns
-    _, resigned = play(
-        resign_enabled=True, resign_threshold=2.0, resign_min_moves=2, resign_disabled_fraction=0.0
-    )
+    always = {"enabled": True, "threshold": 2.0, "min_moves": 2}
+    _, resigned = play(resign=ResignSettings(**always, disabled_fraction=0.0))
     stats = resigned.stats
     assert stats.resignations == stats.games == stats.second_wins == 12
     assert stats.moves == 2 * 12
@@ -73,9 +78,7 @@ def test_resignation_ends_games_and_play_on_games_measure_false_positives():
     resign_rows = np.flatnonzero(resigned.states[:, L.MOVES] == 2)
     assert np.all(resigned.values[resign_rows] == -1)
 
-    _, played_on = play(
-        resign_enabled=True, resign_threshold=2.0, resign_min_moves=2, resign_disabled_fraction=1.0
-    )
+    _, played_on = play(resign=ResignSettings(**always, disabled_fraction=1.0))
     stats = played_on.stats
     assert stats.resignations == 0
     assert stats.resign_checks == stats.games
@@ -83,8 +86,10 @@ def test_resignation_ends_games_and_play_on_games_measure_false_positives():
 
 
 def test_settings_reject_bad_values():
-    with pytest.raises(ValueError, match="fraction_full"):
-        SelfPlaySettings(fraction_full=1.5)
+    with pytest.raises(ValueError, match=r"selfplay\.playout_cap\.fraction_full"):
+        PlayoutCapSettings(fraction_full=1.5)
+    with pytest.raises(ValueError, match=r"selfplay\.resign\.disabled_fraction"):
+        ResignSettings(disabled_fraction=-0.1)
     with pytest.raises(ValueError, match="parallel_games"):
         SelfPlaySettings(parallel_games=0)
 
@@ -108,7 +113,9 @@ def test_recorded_states_are_real_positions():
 
 def test_random_openings_start_games_after_unrecorded_random_moves():
     game, plain = play(games=12, seed=5)
-    _, opened = play(games=12, seed=5, random_opening_fraction=1.0, random_opening_max_plies=4)
+    _, opened = play(
+        games=12, seed=5, random_opening=RandomOpeningSettings(fraction=1.0, max_plies=4)
+    )
     # without openings every game's first recorded state is the start (MOVES == 0)
     assert int((plain.states[:, L.MOVES] == 0).sum()) == 12
     # with them, some games start later: fewer recorded start positions, all still ongoing
@@ -122,7 +129,7 @@ def test_random_openings_start_games_after_unrecorded_random_moves():
 
 
 def test_random_opening_settings_are_checked():
-    with pytest.raises(ValueError, match="random_opening_fraction"):
-        SelfPlaySettings(random_opening_fraction=1.5)
-    with pytest.raises(ValueError, match="max_plies"):
-        SelfPlaySettings(random_opening_max_plies=-1)
+    with pytest.raises(ValueError, match=r"selfplay\.random_opening\.fraction"):
+        RandomOpeningSettings(fraction=1.5)
+    with pytest.raises(ValueError, match=r"selfplay\.random_opening\.max_plies"):
+        RandomOpeningSettings(max_plies=-1)

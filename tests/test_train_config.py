@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from hydra.errors import ConfigCompositionException, HydraException
 from omegaconf import OmegaConf
 
+from ultimate_rl.selfplay.worker import SelfPlaySettings
 from ultimate_rl.train import ConfigError, check_config, prepare_run
 from ultimate_rl.train.loop import learning_rate
-from ultimate_rl.train.run import compose_train_config
+from ultimate_rl.train.run import CONFIG_DIR, compose_train_config
 
 PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu"]
 
@@ -47,6 +49,27 @@ def test_unknown_choice_inside_a_section():
 def test_wrong_type_is_reported():
     with pytest.raises(ConfigError, match="batch_size"):
         check_config(compose_train_config(["train.batch_size=many"]))
+
+
+def test_selfplay_section_is_the_workers_settings_with_the_files_defaults():
+    defaults = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "selfplay" / "default.yaml"))
+    assert defaults == asdict(SelfPlaySettings())
+    overrides = ["selfplay.temperature=2", "selfplay.playout_cap.fraction_full=0.25"]
+    settings = check_config(compose_train_config(overrides)).selfplay
+    assert settings.playout_cap.fraction_full == 0.25
+    assert settings.temperature == 2.0 and isinstance(settings.temperature, float)
+
+
+def test_selfplay_keys_and_values_are_checked_by_name():
+    cfg = compose_train_config([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.selfplay.resign.treshold = 0.5
+    with pytest.raises(
+        ConfigError, match=r"selfplay\.resign\.treshold.*valid keys in selfplay\.resign.*threshold"
+    ):
+        check_config(cfg)
+    with pytest.raises(ConfigError, match=r"selfplay\.random_opening\.max_plies must be >= 0"):
+        check_config(compose_train_config(["selfplay.random_opening.max_plies=-1"]))
 
 
 def test_nine_by_nine_network_on_a_three_by_three_game_fails_early():

@@ -88,6 +88,19 @@ def test_a_new_run_refuses_a_folder_that_holds_one(tmp_path: Path):
         prepare_run(tiny(), tmp_path, [])
 
 
+def test_resume_removes_temp_files_of_interrupted_saves_only(tmp_path: Path, capsys):
+    train(tiny("train.iterations=1", "eval.every=0"), tmp_path)
+    folder = (tmp_path / CHECKPOINT).parent
+    leftover, foreign = folder / ".latest.pt.q7x_2kd9.tmp", folder / "notes.tmp"
+    leftover.write_bytes(b"half a checkpoint, as a SIGKILL during a save leaves it")
+    foreign.write_text("not written by the checkpoint writer")
+    capsys.readouterr()
+    train(tiny("train.iterations=2", "eval.every=0"), tmp_path)
+    assert not leftover.exists() and foreign.is_file()
+    assert f"removed {leftover}" in capsys.readouterr().out
+    assert checkpoint_iteration(tmp_path) == 2
+
+
 def start_run(run_dir: Path, *overrides: str) -> subprocess.Popen:
     """``scripts/train.py`` in a subprocess; a resumed run takes its settings from its folder."""
     settings = [] if "resume=true" in overrides else TINY
@@ -138,6 +151,18 @@ def test_sigkill_mid_run_loses_at_most_one_iteration_and_resumes(tmp_path: Path)
     assert resumed.returncode == 0, output
     assert f"resumed {tmp_path} at iteration {saved}" in output
     assert checkpoint_iteration(tmp_path) == saved + 2
+
+
+def test_resume_by_path_writes_into_the_run_and_creates_no_other_folder(tmp_path: Path):
+    run_dir = tmp_path / "run"
+    train(tiny("train.iterations=1", "eval.every=0"), run_dir)
+    command = [sys.executable, str(ROOT / "scripts/train.py"), f"resume={run_dir}"]
+    resumed = subprocess.run(
+        [*command, "train.iterations=2"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert checkpoint_iteration(run_dir) == 2
+    assert list(tmp_path.iterdir()) == [run_dir]  # no runs/NAME/DATE beside it
 
 
 def test_ctrl_c_stops_cleanly_after_saving(tmp_path: Path):

@@ -1,7 +1,9 @@
 """Evaluation: the arena (matches between agents), the MCTS ladder, Elo with 95% intervals,
-SPRT, gating, and reports (JSON, markdown, PNG). See ``scripts/evaluate.py`` for the command line.
+SPRT, and reports (JSON, markdown, PNG). See ``scripts/evaluate.py`` for the command line.
 
-The training loop's entry points: ``evaluate_agent`` (Elo against the ladder), ``gate``.
+The training loop's entry point: ``evaluate_agent`` (Elo against the ladder, through
+``evaluate.training.rating_hook``). Gating is the training loop's own batched match
+(``train.evaluation.gating_match``), since training must not import this package.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from ultimate_rl.evaluate.arena import (
     replay,
 )
 from ultimate_rl.evaluate.elo import PlayerRating, RatedGame, Ratings, fit_ratings
-from ultimate_rl.evaluate.gating import GateDecision, GatingConfig, gate
 from ultimate_rl.evaluate.ladder import (
     DEFAULT_ANCHOR,
     DEFAULT_LADDER,
@@ -37,8 +38,6 @@ __all__ = [
     "EvaluationError",
     "EvaluationSettings",
     "GameRecord",
-    "GateDecision",
-    "GatingConfig",
     "MatchConfig",
     "MatchResult",
     "PlayerRating",
@@ -51,7 +50,6 @@ __all__ = [
     "evaluate_agent",
     "evaluate_agents",
     "fit_ratings",
-    "gate",
     "markdown_table",
     "parse_spec",
     "play_match",

@@ -20,7 +20,6 @@ import datetime as dt
 import hashlib
 import importlib.metadata
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ import torch
 
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
+from ultimate_rl.nn.atomic import save_atomically
 from ultimate_rl.nn.checkpoint import FORMAT_VERSION as CHECKPOINT_FORMAT_VERSION
 from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
 from ultimate_rl.nn.config import ModelConfig
@@ -112,18 +112,8 @@ class AgentBundle:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Writes the file atomically (temp file in the same folder, then rename)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                torch.save(self.to_payload(), handle)
-            os.replace(tmp_name, path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
-        self.path = path
-        return path
+        self.path = save_atomically(self.to_payload(), path)
+        return self.path
 
 
 def bundle_from_checkpoint(

@@ -8,7 +8,6 @@ stored as dicts, never as pickled objects.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import torch
 
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
+from ultimate_rl.nn.atomic import save_atomically
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import resolve_device
 from ultimate_rl.nn.models import PolicyValueNet, build_model
@@ -97,9 +97,8 @@ def save_checkpoint(
     optimizer_state: dict[str, Any] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Path:
-    """Writes a checkpoint atomically: a temp file in the same folder, fsync, then ``os.replace``.
-
-    A crash at any moment leaves either the old file or the new one, never a partial file.
+    """Writes a checkpoint atomically (``nn.atomic.save_atomically``): a crash at any moment
+    leaves either the old file or the new one, never a partial file.
     ``extra`` must be plain data (dict/list/str/int/float/bool/None/torch tensors), e.g. a replay
     buffer's ``state_dict()`` or RNG states; numpy arrays must be converted with
     ``torch.from_numpy`` first. ``model_config`` defaults to ``model.config``; if given, it must
@@ -132,19 +131,7 @@ def save_checkpoint(
         "optimizer_state": optimizer_state,
         "extra": dict(extra or {}),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(payload, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-    return path
+    return save_atomically(payload, path)
 
 
 def load_checkpoint(path: str | os.PathLike, expected_game: Game | str | None = None) -> Checkpoint:
@@ -222,17 +209,3 @@ def _check_plain(where: str, value: Any) -> None:
             f"checkpoint {where} holds a {type(value).__name__}; only dict/list/str/int/float/"
             f"bool/None/torch.Tensor can be stored{hint}"
         )
-
-
-def _fsync_dir(folder: Path) -> None:
-    """Makes the rename itself durable (POSIX); a no-op where folders cannot be opened."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

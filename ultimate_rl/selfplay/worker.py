@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, fields
-from typing import Any
 
 import numpy as np
 
@@ -25,59 +24,76 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
 
 
-@dataclass(frozen=True)
-class SelfPlaySettings:
-    """The ``selfplay`` config group (see ``configs/selfplay/default.yaml``)."""
+@dataclass
+class PlayoutCapSettings:
+    """Playout-cap randomisation (KataGo): a share of moves searched cheaply, value target only."""
 
+    fraction_full: float = 1.0
+    fast_simulations: int = 8
+
+    def __post_init__(self) -> None:
+        _check_fraction("playout_cap.fraction_full", self.fraction_full)
+        _check_at_least("playout_cap.fast_simulations", self.fast_simulations, 1)
+
+
+@dataclass
+class ResignSettings:
+    """Resignation, with a share of games that play on to measure false resignations."""
+
+    enabled: bool = False
+    threshold: float = -0.95
+    min_moves: int = 10
+    disabled_fraction: float = 0.2
+
+    def __post_init__(self) -> None:
+        _check_fraction("resign.disabled_fraction", self.disabled_fraction)
+
+
+@dataclass
+class RandomOpeningSettings:
+    """A share of games that start after uniformly random moves (not recorded)."""
+
+    fraction: float = 0.0
+    max_plies: int = 8
+
+    def __post_init__(self) -> None:
+        _check_fraction("random_opening.fraction", self.fraction)
+        _check_at_least("random_opening.max_plies", self.max_plies, 0)
+
+
+@dataclass
+class SelfPlaySettings:
+    """The ``selfplay`` config group, shaped like ``configs/selfplay/default.yaml``.
+
+    It is also the training config's schema for that group (``train/config.py``), so an option
+    is added here once.
+    """
+
+    workers: int = 1
     parallel_games: int = 64
     games_per_iteration: int = 128
     temperature: float = 1.0
     temperature_moves: int = 4
     final_temperature: float = 0.0
-    fraction_full: float = 1.0
-    fast_simulations: int = 8
-    resign_enabled: bool = False
-    resign_threshold: float = -0.95
-    resign_min_moves: int = 10
-    resign_disabled_fraction: float = 0.2
-    random_opening_fraction: float = 0.0
-    random_opening_max_plies: int = 8
-    workers: int = 1
-
-    @classmethod
-    def from_config(cls, cfg: Any) -> SelfPlaySettings:
-        """Flattens the Hydra node (``playout_cap`` and ``resign`` sub-groups)."""
-        return cls(
-            parallel_games=int(cfg.parallel_games),
-            games_per_iteration=int(cfg.games_per_iteration),
-            temperature=float(cfg.temperature),
-            temperature_moves=int(cfg.temperature_moves),
-            final_temperature=float(cfg.final_temperature),
-            fraction_full=float(cfg.playout_cap.fraction_full),
-            fast_simulations=int(cfg.playout_cap.fast_simulations),
-            resign_enabled=bool(cfg.resign.enabled),
-            resign_threshold=float(cfg.resign.threshold),
-            resign_min_moves=int(cfg.resign.min_moves),
-            resign_disabled_fraction=float(cfg.resign.disabled_fraction),
-            random_opening_fraction=float(cfg.random_opening.fraction),
-            random_opening_max_plies=int(cfg.random_opening.max_plies),
-            workers=int(cfg.workers),
-        )
+    playout_cap: PlayoutCapSettings = field(default_factory=PlayoutCapSettings)
+    resign: ResignSettings = field(default_factory=ResignSettings)
+    random_opening: RandomOpeningSettings = field(default_factory=RandomOpeningSettings)
 
     def __post_init__(self) -> None:
-        for name in ("parallel_games", "games_per_iteration", "fast_simulations", "workers"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"selfplay.{name} must be >= 1, got {getattr(self, name)}")
-        if self.random_opening_max_plies < 0:
-            raise ValueError(
-                "selfplay.random_opening.max_plies must be >= 0, "
-                f"got {self.random_opening_max_plies}"
-            )
-        for name in ("fraction_full", "resign_disabled_fraction", "random_opening_fraction"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"selfplay {name} must be in [0, 1], got {getattr(self, name)}")
+        for name in ("workers", "parallel_games", "games_per_iteration"):
+            _check_at_least(name, getattr(self, name), 1)
         if self.temperature < 0 or self.final_temperature < 0:
             raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
+
+
+def _check_fraction(key: str, value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"selfplay.{key} must be in [0, 1], got {value}")
+
+
+def _check_at_least(key: str, value: int, least: int) -> None:
+    if value < least:
+        raise ValueError(f"selfplay.{key} must be >= {least}, got {value}")
 
 
 @dataclass
@@ -210,12 +226,12 @@ class SelfPlayWorker:
         def start_game(i: int) -> None:
             nonlocal started
             states[i] = initial
-            if rng.random() < s.random_opening_fraction:
+            if rng.random() < s.random_opening.fraction:
                 play_random_opening(
-                    states[i], int(rng.integers(s.random_opening_max_plies + 1)), rng
+                    states[i], int(rng.integers(s.random_opening.max_plies + 1)), rng
                 )
             history[i] = []
-            can_resign[i] = s.resign_enabled and rng.random() >= s.resign_disabled_fraction
+            can_resign[i] = s.resign.enabled and rng.random() >= s.resign.disabled_fraction
             would_resign[i] = -1
             searcher.reset(i)
             started += 1
@@ -244,8 +260,8 @@ class SelfPlayWorker:
             start_game(i)
         live = slots
         while live > 0:
-            full = bool(rng.random() < s.fraction_full)
-            sims = self.search_config.num_simulations if full else s.fast_simulations
+            full = bool(rng.random() < s.playout_cap.fraction_full)
+            sims = self.search_config.num_simulations if full else s.playout_cap.fast_simulations
             moves = states[:live, L.MOVES]
             temperature = np.where(moves < s.temperature_moves, s.temperature, s.final_temperature)
             out = searcher.search(
@@ -257,9 +273,9 @@ class SelfPlayWorker:
                 mover = int(states[i, L.PLAYER])
                 history[i].append((states[i].copy(), out.policy_target[i], full))
                 resigning = (
-                    s.resign_enabled
-                    and int(states[i, L.MOVES]) >= s.resign_min_moves
-                    and out.root_value[i] < s.resign_threshold
+                    s.resign.enabled
+                    and int(states[i, L.MOVES]) >= s.resign.min_moves
+                    and out.root_value[i] < s.resign.threshold
                 )
                 if resigning and can_resign[i]:
                     stats.resignations += 1

@@ -46,39 +46,6 @@ class TrainSection:
 
 
 @dataclass
-class PlayoutCapSection:
-    fraction_full: float = 1.0
-    fast_simulations: int = 8
-
-
-@dataclass
-class ResignSection:
-    enabled: bool = False
-    threshold: float = -0.95
-    min_moves: int = 10
-    disabled_fraction: float = 0.2
-
-
-@dataclass
-class RandomOpeningSection:
-    fraction: float = 0.0
-    max_plies: int = 8
-
-
-@dataclass
-class SelfPlaySection:
-    workers: int = 1
-    parallel_games: int = 64
-    games_per_iteration: int = 128
-    temperature: float = 1.0
-    temperature_moves: int = 4
-    final_temperature: float = 0.0
-    playout_cap: PlayoutCapSection = field(default_factory=PlayoutCapSection)
-    resign: ResignSection = field(default_factory=ResignSection)
-    random_opening: RandomOpeningSection = field(default_factory=RandomOpeningSection)
-
-
-@dataclass
 class OptimSection:
     name: str = "adamw"
     lr: float = 0.002
@@ -119,11 +86,12 @@ class EvalSection:
     gating: GatingSection = field(default_factory=GatingSection)
 
 
-# Sections checked against a dataclass here; `game`, `model` and `search` are checked by the
-# game factory, ModelConfig and SearchConfig, which own their keys.
+# Sections checked against a dataclass; `selfplay`'s is the settings the self-play worker takes.
+# `game`, `model` and `search` are checked by the game factory, ModelConfig and SearchConfig,
+# which own their keys.
 SECTIONS: dict[str, type] = {
     "train": TrainSection,
-    "selfplay": SelfPlaySection,
+    "selfplay": SelfPlaySettings,
     "optim": OptimSection,
     "eval": EvalSection,
 }
@@ -156,10 +124,13 @@ def check_config(cfg: DictConfig) -> Checked:
     game = _make_game(cfg.game)
     model = _build(ModelConfig.from_dict, "model", cfg.model, (ModelConfigError,))
     search = _build(SearchConfig.from_dict, "search", cfg.search, (SearchError,))
-    try:
-        selfplay = SelfPlaySettings.from_config(cfg.selfplay)
+    try:  # the typed node, as the dataclass (its own checks run here)
+        selfplay = OmegaConf.to_object(
+            OmegaConf.merge(OmegaConf.structured(SelfPlaySettings), cfg.selfplay)
+        )
     except ValueError as err:
         raise ConfigError(str(err)) from None
+    assert isinstance(selfplay, SelfPlaySettings)
     _check_choices(cfg)
     _check_combinations(cfg, game, model)
     return Checked(game=game, model=model, search=search, selfplay=selfplay)

@@ -18,7 +18,8 @@ Each iteration:
 It stops at ``train.iterations``, after ``train.max_minutes`` (summed over resumes), when the
 play is perfect (``train.stop_when_perfect``, solved games), or on Ctrl-C / SIGTERM, always after
 saving a checkpoint. A run killed outright (SIGKILL) resumes from its last checkpoint, so it loses
-at most the iteration in progress (``train.checkpoint_every=1``).
+at most the iteration in progress (``train.checkpoint_every=1``); the temp file of a save it
+interrupted is removed when the run starts again.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from ultimate_rl.nn import (
     resolve_precision,
     save_checkpoint,
 )
+from ultimate_rl.nn.atomic import remove_stale_temp_files
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.replay import ReplayBuffer
@@ -136,6 +138,8 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
     gating = bool(cfg.eval.gating.enabled)
     selfplay_model = copy.deepcopy(model) if gating else model  # the incumbent when gating
     progress = Progress()
+    for leftover in remove_stale_temp_files((run_dir / CHECKPOINT).parent):
+        tqdm.write(f"removed {leftover}: the temp file of a save that a kill interrupted")
     if (run_dir / CHECKPOINT).exists():
         progress = restore(
             run_dir / CHECKPOINT, game, model, selfplay_model, optimizer, replay, rng

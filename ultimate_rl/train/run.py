@@ -2,14 +2,16 @@
 
 ``resume=false`` starts a new run in Hydra's output folder (refusing one that already holds a
 checkpoint). ``resume=true`` continues the run in Hydra's output folder (pass
-``hydra.run.dir=runs/...``); ``resume=PATH`` continues the run in PATH. A resumed run keeps its
-saved config; command-line ``key=value`` overrides (e.g. ``train.iterations=200``) apply on top,
-but config group choices (``model=...``) cannot change under a run.
+``hydra.run.dir=runs/...``); ``resume=PATH`` continues the run in PATH, which is then Hydra's
+output folder too (``resumed_run_dir``), so resuming creates no new folder. A resumed run keeps
+its saved config; command-line ``key=value`` overrides (e.g. ``train.iterations=200``) apply on
+top, but config group choices (``model=...``) cannot change under a run.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -17,6 +19,20 @@ from ultimate_rl.train.config import ConfigError
 from ultimate_rl.train.loop import CHECKPOINT
 
 GROUPS = ("game", "model", "search", "selfplay", "optim", "eval", "experiment")
+RUN_DIR_RESOLVER = "train_run_dir"  # the name configs/train.yaml's hydra.run.dir calls
+
+
+def resumed_run_dir(resume: Any, new_run_dir: str) -> str:
+    """Hydra's output folder: the run folder ``resume=PATH`` names, else ``new_run_dir``.
+
+    ``configs/train.yaml`` sets ``hydra.run.dir`` through this (``scripts/train.py`` registers
+    it as ``RUN_DIR_RESOLVER``), so Hydra does not create an empty timestamped folder for a
+    resumed run. A PATH that holds no run falls back to ``new_run_dir``; ``prepare_run`` then
+    reports it.
+    """
+    if isinstance(resume, str) and (Path(resume) / CHECKPOINT).is_file():
+        return resume
+    return new_run_dir
 
 
 def prepare_run(cfg: DictConfig, output_dir: Path, overrides: list[str]) -> tuple[DictConfig, Path]:
