@@ -56,6 +56,29 @@ def test_evaluator_shapes_values_and_masking(name, arch, value_head):
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
 
 
+@pytest.mark.parametrize("arch", ["resnet", "mlp"])
+def test_the_inference_copy_folds_batch_norm_and_gives_the_same_outputs(arch):
+    game = games.make("uttt")
+    model = build_model(game, ModelConfig(arch=arch, value_head="wdl", **SMALL), seed=3)
+    with torch.no_grad():  # batch-norm statistics and affine terms far from their initial 0/1
+        for module in model.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.uniform_(-1.0, 1.0)
+                module.running_var.uniform_(0.5, 2.0)
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.5, 0.5)
+    model.train()
+    fused = model.for_inference()
+    assert model.training  # the original is left as it was
+    assert not any(isinstance(m, torch.nn.BatchNorm2d) for m in fused.modules())
+    assert any(isinstance(m, torch.nn.BatchNorm2d) for m in model.modules()) == (arch == "resnet")
+    planes = torch.from_numpy(random_positions(game, 16, seed=4)[0])
+    with torch.inference_mode():
+        expected, got = model.eval()(planes), fused(planes)
+    for e, g in zip(expected, got, strict=True):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+
+
 def test_masked_softmax_zero_on_illegal_and_no_nan_without_legal_moves():
     logits = torch.randn(3, 9) * 50
     masks = torch.ones(3, 9, dtype=torch.bool)

@@ -65,7 +65,7 @@ class NetworkAgent(Agent):
                 **search_options,
             }
         )
-        self.model = self.checkpoint.build_model(device)
+        self.model = self.checkpoint.build_model(device).for_inference()  # play only: BN folded
         self.evaluate = make_evaluator(self.model, device, precision=precision)
         self._rng = np.random.default_rng(seed)
         self._game: Game | None = None
