@@ -66,6 +66,15 @@ def test_run_folder_holds_config_events_checkpoints_and_evaluations(tmp_path: Pa
     ]
 
 
+def test_snapshots_beyond_the_last_few_are_kept_only_at_keep_every(tmp_path: Path):
+    train(
+        tiny("train.iterations=7", "train.keep_checkpoints=2", "train.keep_every=3", "eval.every=0"),
+        tmp_path,
+    )
+    kept = sorted(p.name for p in (tmp_path / "checkpoints").glob("iter_*.pt"))
+    assert kept == ["iter_00003.pt", "iter_00005.pt", "iter_00006.pt", "iter_00007.pt"]
+
+
 def test_resumed_run_matches_an_uninterrupted_one_exactly(tmp_path: Path):
     straight, split = tmp_path / "straight", tmp_path / "split"
     common = ("eval.every=2", "optim.schedule=constant")  # cosine would depend on iterations

@@ -39,6 +39,7 @@ class TrainSection:
     augment: bool = True
     checkpoint_every: int = 1
     keep_checkpoints: int = 3
+    keep_every: int = 0
     stop_when_perfect: bool = False
     probe_image_every: int = 5
     progress_bar: bool = True

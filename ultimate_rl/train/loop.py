@@ -377,7 +377,12 @@ def save(
         **_checkpoint_fields(cfg, model, progress),
     )
     snapshot = save_snapshot(run_dir, cfg, model, progress)
-    snapshots = sorted(snapshot.parent.glob("iter_*.pt"))
+    keep_every = int(cfg.train.keep_every)
+    snapshots = [
+        path
+        for path in sorted(snapshot.parent.glob("iter_*.pt"))
+        if not (keep_every and int(path.stem.removeprefix("iter_")) % keep_every == 0)
+    ]
     for old in snapshots[: max(len(snapshots) - int(cfg.train.keep_checkpoints), 0)]:
         old.unlink(missing_ok=True)
 
