@@ -68,7 +68,9 @@ def test_run_folder_holds_config_events_checkpoints_and_evaluations(tmp_path: Pa
 
 def test_snapshots_beyond_the_last_few_are_kept_only_at_keep_every(tmp_path: Path):
     train(
-        tiny("train.iterations=7", "train.keep_checkpoints=2", "train.keep_every=3", "eval.every=0"),
+        tiny(
+            "train.iterations=7", "train.keep_checkpoints=2", "train.keep_every=3", "eval.every=0"
+        ),
         tmp_path,
     )
     kept = sorted(p.name for p in (tmp_path / "checkpoints").glob("iter_*.pt"))
