@@ -42,7 +42,7 @@ def main(cfg: DictConfig) -> None:
     checkpoint = Path(cfg.checkpoint)
     out = Path(cfg.out) if cfg.out else checkpoint.with_suffix(SUFFIX)
     search = OmegaConf.to_container(cfg.agent, resolve=True)
-    metadata = OmegaConf.to_container(cfg.metadata, resolve=True)
+    metadata = OmegaConf.to_container(cfg.metadata, resolve=True) if cfg.metadata else {}
     try:
         bundle = export_agent(checkpoint, out, search=search, metadata=metadata)
     except (BundleError, ValueError, FileNotFoundError) as err:

@@ -160,6 +160,7 @@ def test_export_script(tmp_path: Path) -> None:
             f"checkpoint={checkpoint}",
             f"out={out}",
             "agent.num_simulations=5",
+            "metadata={trained_by: 'a test', note: run 7}",
         ],
         capture_output=True,
         text=True,
@@ -169,6 +170,8 @@ def test_export_script(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert f"wrote {out}" in result.stdout
     assert read_bundle(out).search["num_simulations"] == 5
+    assert read_bundle(out).metadata["trained_by"] == "a test"
+    assert read_bundle(out).metadata["note"] == "run 7"
     missing = subprocess.run(
         [sys.executable, "scripts/export.py", f"checkpoint={tmp_path / 'nope.pt'}"],
         capture_output=True,
