@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 import hydra
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from ultimate_rl.play.opponent import make_opponent
@@ -21,6 +22,9 @@ UIS = ("terminal", "web")
 def main(cfg: DictConfig) -> None:
     if cfg.ui not in UIS:
         sys.exit(f"play: unknown ui {cfg.ui!r}; choose one of {list(UIS)}")
+    # The agent's search asks the network about one position at a time: on a CPU a second torch
+    # thread costs more than it gives (measured up to 10x slower on a busy 2-core machine).
+    torch.set_num_threads(1)
     game_cfg = OmegaConf.to_container(cfg.game, resolve=True) if "game" in cfg else {}
     game_name = game_cfg.pop("name", None) if game_cfg else None
     try:

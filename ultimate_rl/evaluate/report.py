@@ -63,8 +63,8 @@ def _fmt(value: float | None) -> str:
 
 
 def plot_elo(evaluation: Evaluation, path: Path) -> Path:
-    """Elo against training step with its 95% band (ladder rungs as dashed lines); without
-    steps, every player's Elo with its interval."""
+    """Elo against training step with its 95% band (ladder rungs as dashed lines) for two or
+    more checkpoints; otherwise every player's Elo with its interval."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -72,7 +72,7 @@ def plot_elo(evaluation: Evaluation, path: Path) -> Path:
 
     ratings = evaluation.ratings
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    if evaluation.steps:
+    if len(evaluation.steps) > 1:
         labels = sorted(evaluation.steps, key=evaluation.steps.__getitem__)
         steps = [evaluation.steps[label] for label in labels]
         rows = [ratings[label] for label in labels]
