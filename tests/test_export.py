@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import random_play_states
 
 from ultimate_rl.export import (
     BundleError,
@@ -29,18 +30,6 @@ SMALL_NETS = {
     "tictactoe": ModelConfig(arch="mlp", mlp_hidden=(32,), value_hidden=16),
     "uttt": ModelConfig(arch="resnet", blocks=1, channels=8, value_hidden=16, value_head="scalar"),
 }
-
-
-def positions(game, count: int, seed: int = 0) -> list[np.ndarray]:
-    """Non-terminal positions from random play."""
-    rng = np.random.default_rng(seed)
-    found = []
-    while len(found) < count:
-        state = game.initial_state()
-        while not game.is_terminal(state) and len(found) < count:
-            found.append(state)
-            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
-    return found
 
 
 def make_checkpoint(tmp_path: Path, game_name: str) -> tuple[Path, torch.nn.Module]:
@@ -75,7 +64,7 @@ def test_round_trip_keeps_the_network_and_the_settings(tmp_path: Path, game_name
     assert bundle.metadata["step"] == 42 and bundle.metadata["note"] == "test"
     assert bundle.search == {"num_simulations": 16}
     game = make(game_name)
-    states = positions(game, 12)
+    states = random_play_states(game, 12, np.random.default_rng(0))
     expected = policies(model, game, states)
     np.testing.assert_array_equal(policies(bundle.build_model("cpu"), game, states), expected)
     agent = load_agent(out, num_simulations=0, device="cpu")
@@ -194,5 +183,6 @@ def test_onnx_gives_the_same_outputs_as_torch(tmp_path: Path) -> None:
     path = export_onnx(model, tmp_path / "agent.onnx")
     game = make("uttt")
     for count in (1, 7):  # the batch axis is dynamic
-        planes = np.stack([game.encode(s) for s in positions(game, count, seed=count)])
+        states = random_play_states(game, count, np.random.default_rng(count))
+        planes = np.stack([game.encode(s) for s in states])
         assert onnx_max_difference(model, path, planes) < 1e-4

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from helpers import random_play_states
 
 import ultimate_rl.games as games
 from ultimate_rl.nn import (
@@ -25,15 +26,9 @@ SMALL = {"blocks": 1, "channels": 8, "value_hidden": 8, "mlp_hidden": (16,)}
 
 def random_positions(game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Planes and legal masks of ``count`` non-terminal positions reached by random play."""
-    rng = np.random.default_rng(seed)
-    planes, masks = [], []
-    while len(planes) < count:
-        state = game.initial_state()
-        while not game.is_terminal(state) and len(planes) < count:
-            planes.append(game.encode(state))
-            masks.append(game.legal_mask(state))
-            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
-    return np.stack(planes), np.stack(masks)
+    states = random_play_states(game, count, np.random.default_rng(seed))
+    planes = np.stack([game.encode(s) for s in states])
+    return planes, np.stack([game.legal_mask(s) for s in states])
 
 
 @pytest.mark.parametrize("name", GAMES)

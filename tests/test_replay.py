@@ -7,6 +7,7 @@ import io
 import numpy as np
 import pytest
 import torch
+from helpers import random_play_states
 
 import ultimate_rl.games as games
 from ultimate_rl.games import kernels as K
@@ -21,13 +22,7 @@ def game_positions(game, count: int, seed: int) -> tuple[np.ndarray, ...]:
     """``count`` random non-terminal positions of ``game`` as ``add`` arguments: states, a random
     policy target over each one's legal actions, distinct values and random full-search flags."""
     rng = np.random.default_rng(seed)
-    states = []
-    while len(states) < count:
-        state = game.initial_state()
-        while not game.is_terminal(state) and len(states) < count:
-            states.append(state)
-            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
-    states = np.stack(states)
+    states = np.stack(random_play_states(game, count, rng))
     masks = np.stack([game.legal_mask(s) for s in states])
     policies = rng.random(masks.shape).astype(np.float32) * masks
     policies /= policies.sum(axis=1, keepdims=True)

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ultimate_rl.agents import make as make_agent
-from ultimate_rl.games import Game, make, solve
+from ultimate_rl.games import Game, make, sample_positions, solve
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.train.loop import CHECKPOINT
 
@@ -62,19 +62,6 @@ class SearchAgent:
 
     def __call__(self, state: np.ndarray) -> int:
         return int(self.agent.select_action(self.game, state))
-
-
-def random_positions(game: Game, count: int, seed: int) -> list[np.ndarray]:
-    """``count`` distinct non-terminal positions, each a random ply of a random game."""
-    rng = np.random.default_rng(seed)
-    found: dict[bytes, np.ndarray] = {}
-    while len(found) < count:
-        line = [game.initial_state()]
-        while not game.is_terminal(line[-1]):
-            line.append(game.apply(line[-1], int(rng.choice(game.legal_actions(line[-1])))))
-        state = line[int(rng.integers(len(line) - 1))]
-        found.setdefault(state.tobytes(), state)
-    return list(found.values())
 
 
 def optimal_rate(
@@ -122,7 +109,7 @@ def test_tictactoe_quick_reaches_perfect_play(tmp_path: Path):
     # never loses against the exact solver, whichever of its best moves it picks, either side
     assert worst_result(game, policy, start, side=0) >= 0
     assert worst_result(game, policy, start, side=1) >= 0
-    assert optimal_rate(game, policy, random_positions(game, 200, seed=FIXED_SET)) >= 0.98
+    assert optimal_rate(game, policy, sample_positions(game, 200, seed=FIXED_SET)) >= 0.98
 
 
 @pytest.mark.slow
@@ -134,4 +121,4 @@ def test_numerical_ttt_learns_the_solved_result(tmp_path: Path):
     cell, number = divmod(opening, 9)
     assert cell in (1, 3, 5, 7) and number + 1 in (1, 3, 7, 9), opening
     assert min(results_vs_sampled_solver(game, policy, side=0, games=100, seed=5)) == 1
-    assert optimal_rate(game, policy, random_positions(game, 200, seed=FIXED_SET)) >= 0.95
+    assert optimal_rate(game, policy, sample_positions(game, 200, seed=FIXED_SET)) >= 0.95
