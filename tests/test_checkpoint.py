@@ -44,7 +44,7 @@ def save(path, model, **overrides):
 
 def test_round_trip_gives_the_same_outputs_and_metadata(tmp_path, game, model):
     optimiser = torch.optim.Adam(model.parameters(), lr=1e-3)
-    model(torch.zeros(2, *game.observation_shape)).__getitem__(0).sum().backward()
+    model(torch.zeros(2, *game.observation_shape))["policy"].sum().backward()
     optimiser.step()
     extra = {"rng": np.random.default_rng(0).bit_generator.state, "note": "x"}
     path = save(tmp_path / "ckpt.pt", model, optimizer_state=optimiser.state_dict(), extra=extra)

@@ -50,7 +50,7 @@ def policies(model: torch.nn.Module, game, states: list[np.ndarray]) -> np.ndarr
     planes = torch.from_numpy(np.stack([game.encode(s) for s in states]))
     masks = torch.from_numpy(np.stack([game.legal_mask(s) for s in states]))
     with torch.inference_mode():
-        return masked_softmax(model(planes)[0], masks).numpy()
+        return masked_softmax(model(planes)["policy"], masks).numpy()
 
 
 @pytest.mark.parametrize("game_name", ["tictactoe", "uttt"])

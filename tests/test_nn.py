@@ -9,19 +9,27 @@ from helpers import random_play_states
 
 import ultimate_rl.games as games
 from ultimate_rl.nn import (
+    Batch,
     ModelConfig,
     ModelConfigError,
-    alphazero_loss,
     build_model,
     make_evaluator,
     masked_softmax,
     resolve_device,
     resolve_precision,
+    training_loss,
     wdl_targets,
 )
 
 GAMES = ["uttt", "numerical_ttt", "tictactoe"]
 SMALL = {"blocks": 1, "channels": 8, "value_hidden": 8, "mlp_hidden": (16,)}
+WEIGHTS = {"policy": 1.0, "value": 1.0}
+
+
+def batch(planes, masks, policies, values, full_search=None) -> Batch:
+    """A torch batch; without ``full_search`` every sample is a policy target."""
+    full = torch.ones(len(values), dtype=torch.bool) if full_search is None else full_search
+    return Batch(planes, masks, {"policies": policies, "values": values, "full_search": full})
 
 
 def random_positions(game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -70,8 +78,9 @@ def test_the_inference_copy_folds_batch_norm_and_gives_the_same_outputs(arch):
     planes = torch.from_numpy(random_positions(game, 16, seed=4)[0])
     with torch.inference_mode():
         expected, got = model.eval()(planes), fused(planes)
-    for e, g in zip(expected, got, strict=True):
-        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+    assert got.keys() == expected.keys() == {"policy", "value"}
+    for name, e in expected.items():
+        torch.testing.assert_close(got[name], e, rtol=1e-4, atol=1e-5)
 
 
 def test_masked_softmax_zero_on_illegal_and_no_nan_without_legal_moves():
@@ -127,21 +136,21 @@ def test_loss_decreases_when_overfitting_a_tiny_batch(arch, value_head):
     model.train()
     history = []
     for _ in range(60):
-        loss, terms = alphazero_loss(model, planes, masks, policies, values)
+        loss, terms = training_loss(model, batch(planes, masks, policies, values), WEIGHTS)
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
         history.append(terms)
     assert set(history[0]) == {
-        "policy_loss",
-        "value_loss",
-        "total_loss",
-        "policy_entropy",
-        "value_accuracy",
+        "loss/policy",
+        "loss/value",
+        "loss/total",
+        "train/policy_entropy",
+        "train/value_accuracy",
     }
-    assert history[-1]["total_loss"] < 0.7 * history[0]["total_loss"]
-    assert history[-1]["value_loss"] < history[0]["value_loss"]
-    assert history[-1]["policy_loss"] < history[0]["policy_loss"]
+    assert history[-1]["loss/total"] < 0.7 * history[0]["loss/total"]
+    assert history[-1]["loss/value"] < history[0]["loss/value"]
+    assert history[-1]["loss/policy"] < history[0]["loss/policy"]
 
 
 def test_policy_loss_ignores_samples_without_full_search():
@@ -155,11 +164,12 @@ def test_policy_loss_ignores_samples_without_full_search():
     garbage = uniform.clone()
     garbage[3:] = torch.flip(garbage[3:], dims=[1]) * 5.0
     model.eval()
-    _, with_uniform = alphazero_loss(model, planes, masks, uniform, values, full)
-    _, with_garbage = alphazero_loss(model, planes, masks, garbage, values, full)
-    _, subset = alphazero_loss(model, planes[:3], masks[:3], uniform[:3], values[:3])
-    assert with_uniform["policy_loss"] == pytest.approx(with_garbage["policy_loss"])
-    assert with_uniform["policy_loss"] == pytest.approx(subset["policy_loss"])
+    _, with_uniform = training_loss(model, batch(planes, masks, uniform, values, full), WEIGHTS)
+    _, with_garbage = training_loss(model, batch(planes, masks, garbage, values, full), WEIGHTS)
+    subset_batch = batch(planes[:3], masks[:3], uniform[:3], values[:3])
+    _, subset = training_loss(model, subset_batch, WEIGHTS)
+    assert with_uniform["loss/policy"] == pytest.approx(with_garbage["loss/policy"])
+    assert with_uniform["loss/policy"] == pytest.approx(subset["loss/policy"])
 
 
 def test_wdl_targets_are_distributions_with_the_target_expectation():

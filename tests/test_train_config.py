@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from ultimate_rl.selfplay.worker import SelfPlaySettings
 from ultimate_rl.train import ConfigError, check_config, prepare_run
-from ultimate_rl.train.loop import learning_rate
+from ultimate_rl.train.learner import learning_rate
 from ultimate_rl.train.run import CONFIG_DIR, compose_train_config
 
 PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu"]

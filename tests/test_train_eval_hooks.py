@@ -15,8 +15,8 @@ from ultimate_rl.nn import build_model, load_checkpoint, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.search.puct import SearchConfig
 from ultimate_rl.train import ConfigError, prepare_run, train
+from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.evaluation import gating_match
-from ultimate_rl.train.loop import CHECKPOINT
 from ultimate_rl.train.run import compose_train_config
 
 TINY = [

@@ -16,7 +16,7 @@ import torch
 
 from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.train import prepare_run, train
-from ultimate_rl.train.loop import CHECKPOINT
+from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.run import compose_train_config
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,11 +15,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ultimate_rl.nn import build_model, make_evaluator
-from ultimate_rl.selfplay.replay import ReplayBuffer
+from ultimate_rl.nn import make_evaluator
 from ultimate_rl.selfplay.worker import SelfPlayWorker
 from ultimate_rl.train.config import check_config
-from ultimate_rl.train.loop import Progress, StopRequest, make_optimizer, optimise
+from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.run import compose_train_config
 
 PRESET = "uttt_cpu"
@@ -30,33 +29,25 @@ def run(cfg: Any) -> dict[str, float]:
     torch.set_num_threads(1)
     train_cfg = compose_train_config([f"experiment={PRESET}", "device=cpu"])
     checked = check_config(train_cfg)
-    game = checked.game
-    model = build_model(game, checked.model, seed=0)
-    evaluate = make_evaluator(model, "cpu")
-    worker = SelfPlayWorker(game, checked.search, checked.selfplay)
+    learner = Learner(checked, torch.device("cpu"))
+    evaluate = make_evaluator(learner.model, "cpu")
+    worker = SelfPlayWorker(checked.game, checked.search, checked.selfplay)
     rng = np.random.default_rng(0)
     worker.play(evaluate, 2, rng)  # warm-up: compiles the search kernels
     data = worker.play(evaluate, checked.selfplay.parallel_games, rng)
     stats = data.stats
 
-    replay = ReplayBuffer.for_game(game, len(data.values))
-    replay.add(data.states, data.policies, data.values, data.full_search)
-    optimizer = make_optimizer(model, train_cfg.optim)
-    scaler = torch.amp.GradScaler("cpu", enabled=False)
-    progress = Progress()
-    one_step = train_cfg.copy()
-    one_step.train.steps_per_iteration = 1
-    args = (model, optimizer, scaler, replay, rng, one_step, progress, 10**6, game)
-    optimise(*args, torch.device("cpu"), None, StopRequest())  # warm-up
+    learner.add(data)
+    learner.train_steps(1)  # warm-up
     start = time.perf_counter()
     steps = 0
     while time.perf_counter() - start < float(cfg.seconds) or steps < 3:
-        optimise(*args, torch.device("cpu"), None, StopRequest())
+        learner.train_steps(1)
         steps += 1
     train_seconds = time.perf_counter() - start
     return {
         "selfplay_positions_per_s": stats.moves / stats.seconds,
         "selfplay_nn_time_fraction": stats.nn_seconds / stats.seconds,
         "selfplay_simulations_per_s": stats.simulations / stats.seconds,
-        "train_samples_per_s": steps * int(train_cfg.train.batch_size) / train_seconds,
+        "train_samples_per_s": steps * checked.train.batch_size / train_seconds,
     }

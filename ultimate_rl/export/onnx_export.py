@@ -32,8 +32,8 @@ class InferenceNet(nn.Module):
         self.model = model
 
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logits, value_out = self.model(planes)
-        return logits, self.model.expected_value(value_out)
+        outputs = self.model(planes)
+        return outputs["policy"], self.model.expected_value(outputs["value"])
 
 
 def export_onnx(model: PolicyValueNet, path: str | os.PathLike) -> Path:

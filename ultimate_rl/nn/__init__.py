@@ -4,7 +4,7 @@ Typical use::
 
     model = build_model(game, ModelConfig(arch="resnet", blocks=4, channels=64), seed=0)
     evaluate = make_evaluator(model, device="auto")      # the search contract callable
-    loss, terms = alphazero_loss(model, planes, masks, policies, values, full_search)
+    loss, terms = training_loss(model, batch, weights={"policy": 1.0, "value": 1.0})
     save_checkpoint(path, model=model, model_config=model.config, game_name="uttt", step=n)
     model = load_model(path, device="auto", expected_game=game)
 """
@@ -22,10 +22,11 @@ from ultimate_rl.nn.checkpoint import (
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import autocast, resolve_device, resolve_precision
 from ultimate_rl.nn.evaluator import NetworkEvaluator, make_evaluator
-from ultimate_rl.nn.losses import alphazero_loss, wdl_targets
+from ultimate_rl.nn.losses import LOSSES, Batch, Loss, training_loss, wdl_targets
 from ultimate_rl.nn.models import (
     MASKED_LOGIT,
     MLP,
+    HeadOutputs,
     PolicyValueNet,
     ResNet,
     build_model,
@@ -35,18 +36,21 @@ from ultimate_rl.nn.models import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "LOSSES",
     "MASKED_LOGIT",
     "MLP",
+    "Batch",
     "Checkpoint",
     "CheckpointError",
     "CheckpointNotFoundError",
+    "HeadOutputs",
+    "Loss",
     "ModelConfig",
     "ModelConfigError",
     "NetworkEvaluator",
     "PolicyValueNet",
     "ResNet",
     "WrongGameError",
-    "alphazero_loss",
     "autocast",
     "build_model",
     "load_checkpoint",
@@ -57,5 +61,6 @@ __all__ = [
     "resolve_device",
     "resolve_precision",
     "save_checkpoint",
+    "training_loss",
     "wdl_targets",
 ]

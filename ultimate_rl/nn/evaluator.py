@@ -58,9 +58,9 @@ class NetworkEvaluator:
         x = torch.from_numpy(planes).to(self.device, non_blocking=True)
         m = torch.from_numpy(masks).to(self.device, non_blocking=True)
         with torch.inference_mode(), autocast(self.device, self.dtype):
-            logits, value_out = self.model(x)
-            logits = mask_logits(logits, m)
-            values = self.model.expected_value(value_out)
+            outputs = self.model(x)
+            logits = mask_logits(outputs["policy"], m)
+            values = self.model.expected_value(outputs["value"])
         return logits.cpu().numpy(), values.float().cpu().numpy()
 
     def _check(self, planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

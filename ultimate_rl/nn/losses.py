@@ -1,10 +1,63 @@
-"""The AlphaZero training loss, with each term returned for logging."""
+"""The training loss: one function per network head, each weighted by name, every term logged.
+
+A ``Loss`` pairs a head's output name with the function that scores it against the batch's
+targets (``Batch.targets``, by name). ``training_loss`` sums ``weight[name] * loss`` over the
+registered ``LOSSES`` and reports each as ``loss/<name>`` (plus ``loss/total``) and each
+diagnostic a loss returns as ``train/<metric>``: the TensorBoard tags, so logging needs no list
+of names. A new head adds its output in ``nn.models``, its target in ``selfplay.targets``, a
+``Loss`` here and a weight in ``optim.loss_weights`` (KataGo's ``metrics_pytorch.py`` is laid
+out the same way).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 import torch
 
-from ultimate_rl.nn.models import PolicyValueNet, mask_logits
+from ultimate_rl.nn.models import HeadOutputs, PolicyValueNet, mask_logits
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Positions to train on: network input, legal masks and named targets.
+
+    numpy arrays as the replay buffer samples them, torch tensors after ``to_torch``. Targets are
+    keyed by the names ``selfplay.targets`` declares (``policies``, ``values``, ``full_search``).
+    """
+
+    planes: Any  # [B, C, H, W] float32
+    masks: Any  # [B, A] bool
+    targets: dict[str, Any]
+
+    def __len__(self) -> int:
+        return len(self.planes)
+
+    def to_torch(self, device: str | torch.device = "cpu") -> Batch:
+        """The same batch as torch tensors on ``device`` (shared memory on the CPU)."""
+
+        def tensor(array: Any) -> torch.Tensor:
+            return torch.from_numpy(np.asarray(array)).to(device)
+
+        targets = {name: tensor(array) for name, array in self.targets.items()}
+        return Batch(tensor(self.planes), tensor(self.masks), targets)
+
+
+LossFunction = Callable[
+    [PolicyValueNet, HeadOutputs, Batch], tuple[torch.Tensor, dict[str, torch.Tensor]]
+]
+"""``(model, outputs, batch) -> (loss, diagnostics)``; diagnostics are computed without grad."""
+
+
+@dataclass(frozen=True)
+class Loss:
+    """One head's loss term: logged as ``loss/<name>``, weighted by ``optim.loss_weights[name]``."""
+
+    name: str
+    function: LossFunction
 
 
 def wdl_targets(values: torch.Tensor) -> torch.Tensor:
@@ -23,51 +76,62 @@ def outcome_class(values: torch.Tensor) -> torch.Tensor:
     return torch.where(values > 1 / 3, 0, torch.where(values < -1 / 3, 2, 1))
 
 
-def alphazero_loss(
-    model: PolicyValueNet,
-    planes: torch.Tensor,
-    masks: torch.Tensor,
-    policy_targets: torch.Tensor,
-    value_targets: torch.Tensor,
-    full_search: torch.Tensor | None = None,
-    *,
-    value_weight: float = 1.0,
-) -> tuple[torch.Tensor, dict[str, float]]:
-    """Total loss to backpropagate, plus ``{policy_loss, value_loss, total_loss,
-    policy_entropy, value_accuracy}`` as floats.
-
-    Policy: cross-entropy of the masked policy against the search's target distribution, only
-    over samples with ``full_search`` True (playout-cap randomisation: cheap searches are not
-    policy targets). Value: MSE for the scalar head, cross-entropy against ``wdl_targets`` for the
-    WDL head, over every sample. Run it under ``autocast`` for mixed precision; the loss itself is
-    computed in float32.
-    """
-    logits, value_out = model(planes)
-    log_probs = torch.log_softmax(mask_logits(logits, masks), dim=-1)
-    per_sample_ce = -(policy_targets * log_probs).sum(dim=-1)
-    if full_search is None:
-        policy_loss = per_sample_ce.mean()
-    else:
-        weights = full_search.float()
-        policy_loss = (per_sample_ce * weights).sum() / weights.sum().clamp(min=1.0)
-
-    if model.config.value_head == "wdl":
-        wdl_log_probs = torch.log_softmax(value_out.float(), dim=-1)
-        value_loss = -(wdl_targets(value_targets) * wdl_log_probs).sum(dim=-1).mean()
-    else:
-        value_loss = torch.mean((value_out.float() - value_targets) ** 2)
-    total = policy_loss + value_weight * value_loss
-
+def policy_loss(
+    model: PolicyValueNet, outputs: HeadOutputs, batch: Batch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Cross-entropy of the masked policy against the search's target distribution, over the
+    samples with ``full_search`` only (playout-cap randomisation: cheap searches are not policy
+    targets); diagnostic: the policy's entropy."""
+    log_probs = torch.log_softmax(mask_logits(outputs["policy"], batch.masks), dim=-1)
+    per_sample_ce = -(batch.targets["policies"] * log_probs).sum(dim=-1)
+    weights = batch.targets["full_search"].float()
+    loss = (per_sample_ce * weights).sum() / weights.sum().clamp(min=1.0)
     with torch.no_grad():
         probs = log_probs.exp()
-        entropy = -(probs * log_probs).masked_fill(~masks, 0.0).sum(dim=-1).mean()
+        entropy = -(probs * log_probs).masked_fill(~batch.masks, 0.0).sum(dim=-1).mean()
+    return loss, {"policy_entropy": entropy}
+
+
+def value_loss(
+    model: PolicyValueNet, outputs: HeadOutputs, batch: Batch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """MSE for the scalar head, cross-entropy against ``wdl_targets`` for the WDL head, over
+    every sample; diagnostic: how often the predicted outcome (win/draw/loss) is the result."""
+    value_out, targets = outputs["value"].float(), batch.targets["values"]
+    if model.config.value_head == "wdl":
+        wdl_log_probs = torch.log_softmax(value_out, dim=-1)
+        loss = -(wdl_targets(targets) * wdl_log_probs).sum(dim=-1).mean()
+    else:
+        loss = torch.mean((value_out - targets) ** 2)
+    with torch.no_grad():
         predicted = outcome_class(model.expected_value(value_out))
-        accuracy = (predicted == outcome_class(value_targets)).float().mean()
-    terms = {
-        "policy_loss": float(policy_loss.detach()),
-        "value_loss": float(value_loss.detach()),
-        "total_loss": float(total.detach()),
-        "policy_entropy": float(entropy),
-        "value_accuracy": float(accuracy),
-    }
-    return total, terms
+        accuracy = (predicted == outcome_class(targets)).float().mean()
+    return loss, {"value_accuracy": accuracy}
+
+
+LOSSES: tuple[Loss, ...] = (Loss("policy", policy_loss), Loss("value", value_loss))
+"""The registered loss terms, in summation order."""
+
+
+def training_loss(
+    model: PolicyValueNet,
+    batch: Batch,
+    weights: Mapping[str, float],
+    losses: Sequence[Loss] = LOSSES,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """The weighted sum of ``losses`` to backpropagate, and every term as a float keyed by its
+    TensorBoard tag (``loss/<name>``, ``loss/total``, ``train/<diagnostic>``).
+
+    Run it under ``autocast`` for mixed precision; each loss is computed in float32.
+    """
+    outputs = model(batch.planes)
+    total = torch.zeros((), device=batch.planes.device)
+    terms: dict[str, float] = {}
+    diagnostics: dict[str, float] = {}
+    for loss in losses:
+        value, extra = loss.function(model, outputs, batch)
+        total = total + weights[loss.name] * value
+        terms[f"loss/{loss.name}"] = float(value.detach())
+        diagnostics.update({f"train/{key}": float(v) for key, v in extra.items()})
+    terms["loss/total"] = float(total.detach())
+    return total, {**terms, **diagnostics}

@@ -1,9 +1,11 @@
 """Policy/value networks: a residual conv net for board planes and a small MLP for 3x3 games.
 
-Both map planes ``[N, C, H, W]`` (the game's ``encode``, mover's view) to policy logits
-``[N, num_actions]`` and a value output: ``[N]`` in [-1, 1] for the scalar head, or ``[N, 3]``
-win/draw/loss logits for the WDL head. ``expected_value`` turns either into one number per
-position in [-1, 1], mover's view.
+Both map planes ``[N, C, H, W]`` (the game's ``encode``, mover's view) to named head outputs
+(``HeadOutputs``): ``"policy"``, logits ``[N, num_actions]``, and ``"value"``, ``[N]`` in [-1, 1]
+for the scalar head or ``[N, 3]`` win/draw/loss logits for the WDL head. Names, not tuple
+positions, so a new head is one more key that only its loss (``nn.losses``) reads.
+``expected_value`` turns either value output into one number per position in [-1, 1], mover's
+view.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from ultimate_rl.games.base import Game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
+
+HeadOutputs = dict[str, torch.Tensor]
+"""A network's outputs by head name (``"policy"``, ``"value"``, and any head a model adds)."""
 
 # Logit given to illegal actions: softmax sends them to 0 without the NaNs that -inf gives when a
 # row has no legal action at all (terminal positions in a batch).
@@ -71,8 +76,12 @@ class PolicyValueNet(nn.Module):
                     setattr(module, bn_name, nn.Identity())
         return fused
 
-    def _value(self, raw: torch.Tensor) -> torch.Tensor:
-        return raw if self.config.value_head == "wdl" else torch.tanh(raw.squeeze(-1))
+    def _heads(self, features: torch.Tensor) -> HeadOutputs:
+        """Every head on the trunk's ``features``: the one place the output names are given."""
+        policy, value = self.policy_head(features), self.value_head(features)
+        if self.config.value_head != "wdl":
+            value = torch.tanh(value.squeeze(-1))
+        return {"policy": policy, "value": value}
 
 
 class ResidualBlock(nn.Module):
@@ -119,9 +128,8 @@ class ResNet(PolicyValueNet):
             nn.Linear(config.value_hidden, self.value_outputs),
         )
 
-    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = self.tower(self.stem(planes))
-        return self.policy_head(x), self._value(self.value_head(x))
+    def forward(self, planes: torch.Tensor) -> HeadOutputs:
+        return self._heads(self.tower(self.stem(planes)))
 
 
 class MLP(PolicyValueNet):
@@ -144,9 +152,8 @@ class MLP(PolicyValueNet):
             nn.Linear(config.value_hidden, self.value_outputs),
         )
 
-    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        x = self.trunk(planes)
-        return self.policy_head(x), self._value(self.value_head(x))
+    def forward(self, planes: torch.Tensor) -> HeadOutputs:
+        return self._heads(self.trunk(planes))
 
 
 ARCHITECTURE_CLASSES: dict[str, type[PolicyValueNet]] = {"resnet": ResNet, "mlp": MLP}

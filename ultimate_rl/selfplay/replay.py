@@ -1,17 +1,18 @@
 """Replay buffer: the last ``capacity`` self-play positions in preallocated numpy ring arrays.
 
-Each position stores the game state (32 int32, ``ultimate_rl.games.layout``), the search's policy
-target, the value target from the mover's view, and whether the policy target came from a full
-search (playout-cap randomisation: cheap searches train the value only). Network planes and legal
-masks are a pure function of the state, so ``sample`` computes them for the drawn positions only
-(one numba kernel call): a uttt position costs ~0.46 KB instead of ~3 KB with stored planes, which
-keeps large windows, and the checkpoints that save them for exact resume, small.
+Each position stores the game state (32 int32, ``ultimate_rl.games.layout``) and one array per
+training target (``selfplay.targets``: the search's policy, the value from the mover's view, and
+whether the policy came from a full search, as playout-cap randomisation trains cheap searches'
+values only). Network planes and legal masks are a pure function of the state, so ``sample``
+computes them for the drawn positions only (one numba kernel call): a uttt position costs
+~0.46 KB instead of ~3 KB with stored planes, which keeps large windows, and the checkpoints that
+save them for exact resume, small.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -20,24 +21,11 @@ from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.symmetry import Symmetry
+from ultimate_rl.nn.losses import Batch
 from ultimate_rl.selfplay.augment import apply_random_symmetries
+from ultimate_rl.selfplay.targets import TARGETS, Target
 
-
-class Batch(NamedTuple):
-    """A batch of positions (numpy arrays, or tensors after ``to_torch``).
-
-    Field order matches ``ultimate_rl.nn.alphazero_loss(model, *batch.to_torch(device))``.
-    """
-
-    planes: Any  # [B, C, H, W] float32
-    masks: Any  # [B, A] bool
-    policies: Any  # [B, A] float32, sums to 1 over legal actions
-    values: Any  # [B] float32 in [-1, 1], mover's view
-    full_search: Any  # [B] bool
-
-    def to_torch(self, device: str | torch.device = "cpu") -> Batch:
-        """The same batch as torch tensors on ``device`` (shared memory on the CPU)."""
-        return Batch(*(torch.from_numpy(np.asarray(a)).to(device) for a in self))
+__all__ = ["Batch", "ReplayBuffer"]
 
 
 class ReplayBuffer:
@@ -49,7 +37,7 @@ class ReplayBuffer:
     with the same generator state.
     """
 
-    def __init__(self, game: Game, capacity: int) -> None:
+    def __init__(self, game: Game, capacity: int, targets: Sequence[Target] = TARGETS) -> None:
         if not isinstance(capacity, int | np.integer) or capacity < 1:
             raise ValueError(
                 f"replay capacity must be a positive number of positions, got {capacity!r}"
@@ -58,10 +46,12 @@ class ReplayBuffer:
         self.game_id = int(game.game_id)
         self.observation_shape = tuple(int(d) for d in game.observation_shape)
         self.num_actions = int(game.num_actions)
+        self.specs = tuple(targets)
         self.states = np.zeros((self.capacity, L.STATE_LEN), dtype=L.STATE_DTYPE)
-        self.policies = np.zeros((self.capacity, self.num_actions), dtype=np.float32)
-        self.values = np.zeros(self.capacity, dtype=np.float32)
-        self.full_search = np.zeros(self.capacity, dtype=bool)
+        self.targets = {
+            t.name: np.zeros((self.capacity, *t.shape(self.num_actions)), dtype=t.dtype)
+            for t in self.specs
+        }
         self.size = 0  # filled slots: 0..size-1
         self.cursor = 0  # the slot the next position goes to
         self.total_added = 0  # positions ever added (a statistic; the window keeps `capacity`)
@@ -74,43 +64,49 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return self.size
 
-    def add(
-        self,
-        states: np.ndarray,
-        policies: np.ndarray,
-        values: np.ndarray,
-        full_search: np.ndarray | bool = True,
-    ) -> None:
-        """Appends ``n`` positions (first axis); ``full_search`` may be one bool for all."""
+    def add(self, states: np.ndarray, targets: Mapping[str, np.ndarray | float | bool]) -> None:
+        """Appends ``n`` positions (first axis) with their ``targets`` by name; a target may be
+        one value for all of them (e.g. ``full_search=False``)."""
         states = np.asarray(states, dtype=L.STATE_DTYPE)
-        policies = np.asarray(policies, dtype=np.float32)
-        values = np.asarray(values, dtype=np.float32)
         n = states.shape[0] if states.ndim == 2 else -1
-        expected = {
-            "states": ((n, L.STATE_LEN), states.shape),
-            "policies": ((n, self.num_actions), policies.shape),
-            "values": ((n,), values.shape),
-        }
-        for name, (want, got) in expected.items():
-            if n < 0 or tuple(got) != want:
-                raise ValueError(
-                    f"replay add: {name} must have shape [n, ...] = "
-                    f"{['n', *want[1:]]} for this game, got {list(got)}"
-                )
+        if n < 0 or states.shape[1] != L.STATE_LEN:
+            raise ValueError(
+                f"replay add: states must have shape [n, ...] = ['n', {L.STATE_LEN}] for this "
+                f"game, got {list(states.shape)}"
+            )
+        if sorted(targets) != sorted(self.targets):
+            raise ValueError(
+                f"replay add: got targets {sorted(targets)}, this buffer stores "
+                f"{sorted(self.targets)}"
+            )
+        arrays = {t.name: self._checked(t, targets[t.name], n) for t in self.specs}
         if np.any(states[:, L.GAME] != self.game_id):
             found = sorted(set(states[:, L.GAME].tolist()) - {self.game_id})
             raise ValueError(
                 f"replay add: states of game id(s) {found} in a buffer for game id "
                 f"{self.game_id}; add only positions of the buffer's game"
             )
-        full = np.broadcast_to(np.asarray(full_search, dtype=bool), (n,))
         self.total_added += n
         skip = max(n - self.capacity, 0)  # only the newest `capacity` positions would survive
         slots = (self.cursor + np.arange(n - skip)) % self.capacity
-        for target, source in zip(self._arrays(), (states, policies, values, full), strict=True):
-            target[slots] = source[skip:]
+        self.states[slots] = states[skip:]
+        for name, source in arrays.items():
+            self.targets[name][slots] = source[skip:]
         self.cursor = (self.cursor + n - skip) % self.capacity
         self.size = min(self.size + n - skip, self.capacity)
+
+    def _checked(self, target: Target, values: Any, n: int) -> np.ndarray:
+        """``values`` as ``n`` entries of ``target``'s shape (one value is broadcast)."""
+        array = np.asarray(values, dtype=target.dtype)
+        want = (n, *target.shape(self.num_actions))
+        if array.ndim == 0:
+            return np.broadcast_to(array, want)
+        if array.shape != want:
+            raise ValueError(
+                f"replay add: {target.name} must have shape [n, ...] = "
+                f"{['n', *want[1:]]} for this game, got {list(array.shape)}"
+            )
+        return array
 
     def sample(
         self,
@@ -132,19 +128,14 @@ class ReplayBuffer:
         planes = np.empty((batch_size, *self.observation_shape), dtype=np.float32)
         masks = np.empty((batch_size, self.num_actions), dtype=bool)
         K.encode_batch(self.states[index], planes, masks)
-        batch = Batch(
-            planes,
-            masks,
-            self.policies[index],
-            self.values[index],
-            self.full_search[index],
-        )
+        batch = Batch(planes, masks, {name: a[index] for name, a in self.targets.items()})
         if symmetries:
-            batch = apply_random_symmetries(batch, symmetries, rng)
+            batch = apply_random_symmetries(batch, symmetries, rng, self.specs)
         return batch
 
     def state_dict(self) -> dict[str, Any]:
-        """The filled part only, as torch tensors sharing memory with the buffer.
+        """The filled part only, as torch tensors sharing memory with the buffer; each target
+        under its name.
 
         Tensors (not numpy arrays) so the dict can go into a checkpoint's ``extra`` and load
         with ``torch.load(weights_only=True)``.
@@ -159,9 +150,7 @@ class ReplayBuffer:
             "observation_shape": list(self.observation_shape),
             "num_actions": self.num_actions,
             "states": torch.from_numpy(self.states[:size]),
-            "policies": torch.from_numpy(self.policies[:size]),
-            "values": torch.from_numpy(self.values[:size]),
-            "full_search": torch.from_numpy(self.full_search[:size]),
+            **{name: torch.from_numpy(a[:size]) for name, a in self.targets.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -186,20 +175,23 @@ class ReplayBuffer:
                 f"planes {self.observation_shape} and {self.num_actions} actions; "
                 "is it another game's run?"
             )
-        arrays = [
-            np.asarray(state[name]) for name in ("states", "policies", "values", "full_search")
-        ]
+        missing = sorted(set(self.targets) - set(state))
+        if missing:
+            raise ValueError(
+                f"replay state has no {missing} target(s): it was saved before they existed, "
+                "so it cannot be resumed; start the run in a new directory"
+            )
+        states = np.asarray(state["states"])
+        targets = {name: np.asarray(state[name]) for name in self.targets}
         size, cursor = int(state["size"]), int(state["cursor"])
         if int(state["capacity"]) == self.capacity:
-            for target, source in zip(self._arrays(), arrays, strict=True):
-                target[:size] = source
+            self.states[:size] = states
+            for name, source in targets.items():
+                self.targets[name][:size] = source
             self.size, self.cursor = size, cursor
         else:  # another window size: re-add the stored positions oldest first
             oldest = cursor if size == int(state["capacity"]) else 0
             order = (oldest + np.arange(size)) % max(size, 1)
             self.size = self.cursor = 0
-            self.add(*(a[order] for a in arrays))
+            self.add(states[order], {name: a[order] for name, a in targets.items()})
         self.total_added = int(state["total_added"])
-
-    def _arrays(self) -> tuple[np.ndarray, ...]:
-        return self.states, self.policies, self.values, self.full_search

@@ -1,9 +1,13 @@
-"""Strict checks of a training config, done before anything trains.
+"""The training config, checked and typed before anything trains.
 
 Hydra already rejects unknown group options and unknown keys on the command line; this module
 also catches keys misspelled inside config files (presets), values of the wrong type, and
 combinations that cannot work (a 9x9 network on a 3x3 game, the exact solver on uttt), each
-with a message naming the key and the valid choices.
+with a message naming the key and the valid choices. ``check_config`` returns every section as
+its dataclass (``RunConfig``), so the loop reads typed values.
+
+The dataclasses below hold the defaults; the YAML files in ``configs/`` state the same values
+for Hydra's command line, and ``tests/test_train_config.py`` fails when the two disagree.
 """
 
 from __future__ import annotations
@@ -11,11 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from ultimate_rl.games import GAMES, Game, is_solvable
 from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
+from ultimate_rl.nn.losses import LOSSES
 from ultimate_rl.search.puct import SearchConfig, SearchError
 from ultimate_rl.selfplay.worker import SelfPlaySettings
 
@@ -43,7 +48,7 @@ class TrainSection:
     stop_when_perfect: bool = False
     probe_image_every: int = 5
     progress_bar: bool = True
-    threads: int | None = None
+    threads: int | None = 1
 
 
 @dataclass
@@ -57,7 +62,9 @@ class OptimSection:
     min_lr_fraction: float = 0.1
     step_every: int = 10000
     step_gamma: float = 0.1
-    value_loss_weight: float = 1.0
+    loss_weights: dict[str, float] = field(
+        default_factory=lambda: {loss.name: 1.0 for loss in LOSSES}
+    )
     grad_clip: float | None = 5.0
 
 
@@ -100,17 +107,24 @@ TOP_LEVEL = (*SECTIONS, "game", "model", "search", "seed", "device", "resume", "
 
 
 @dataclass(frozen=True)
-class Checked:
-    """The pieces a run needs, built and validated from the config."""
+class RunConfig:
+    """A checked training config: the game built, every section as its dataclass."""
 
     game: Game
+    game_options: dict[str, Any]  # the game node without its name: ``games.make``'s options
     model: ModelConfig
     search: SearchConfig
     selfplay: SelfPlaySettings
+    train: TrainSection
+    optim: OptimSection
+    eval: EvalSection
+    seed: int
+    device: str
 
 
-def check_config(cfg: DictConfig) -> Checked:
-    """Validates the whole config; raises ``ConfigError`` on the first problem found.
+def check_config(cfg: DictConfig) -> RunConfig:
+    """Validates the whole config and returns it typed; raises ``ConfigError`` on the first
+    problem found.
 
     Keys a section lacks get their defaults, in place: a run saved before a key existed
     (e.g. ``eval.gating``) resumes with it.
@@ -118,23 +132,42 @@ def check_config(cfg: DictConfig) -> Checked:
     unknown = sorted(set(cfg.keys()) - set(TOP_LEVEL))
     if unknown:
         raise ConfigError(f"unknown config key(s) {unknown}; valid top-level keys: {TOP_LEVEL}")
+    _upgrade_value_loss_weight(cfg)
+    sections = {}
     for name, schema in SECTIONS.items():
         _check_section(name, cfg[name], schema)
         defaults = OmegaConf.create(OmegaConf.to_container(OmegaConf.structured(schema)))
         cfg[name] = OmegaConf.merge(defaults, cfg[name])
+        try:  # the typed node, as the dataclass (its own checks run here)
+            sections[name] = OmegaConf.to_object(
+                OmegaConf.merge(OmegaConf.structured(schema), cfg[name])
+            )
+        except ValueError as err:
+            raise ConfigError(str(err)) from None
     game = _make_game(cfg.game)
-    model = _build(ModelConfig.from_dict, "model", cfg.model, (ModelConfigError,))
-    search = _build(SearchConfig.from_dict, "search", cfg.search, (SearchError,))
-    try:  # the typed node, as the dataclass (its own checks run here)
-        selfplay = OmegaConf.to_object(
-            OmegaConf.merge(OmegaConf.structured(SelfPlaySettings), cfg.selfplay)
-        )
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
-    assert isinstance(selfplay, SelfPlaySettings)
-    _check_choices(cfg)
-    _check_combinations(cfg, game, model)
-    return Checked(game=game, model=model, search=search, selfplay=selfplay)
+    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool):
+        raise ConfigError(f"seed must be an integer, got {cfg.seed!r}")
+    run = RunConfig(
+        game=game,
+        game_options=_game_options(cfg.game),
+        model=_build(ModelConfig.from_dict, "model", cfg.model, (ModelConfigError,)),
+        search=_build(SearchConfig.from_dict, "search", cfg.search, (SearchError,)),
+        seed=cfg.seed,
+        device=str(cfg.device),
+        **sections,
+    )
+    _check_choices(run)
+    _check_combinations(run)
+    return run
+
+
+def _upgrade_value_loss_weight(cfg: DictConfig) -> None:
+    """A run saved when the value loss had its own key (``optim.value_loss_weight``) resumes
+    with that weight as ``optim.loss_weights.value``."""
+    if "value_loss_weight" in cfg.optim:
+        with open_dict(cfg.optim):
+            weight = cfg.optim.pop("value_loss_weight")
+            cfg.optim.loss_weights = {**cfg.optim.get("loss_weights", {}), "value": weight}
 
 
 def _check_section(name: str, node: Any, schema: type) -> None:
@@ -160,15 +193,19 @@ def _check_section(name: str, node: Any, schema: type) -> None:
 
 
 def _make_game(node: DictConfig) -> Game:
-    options = OmegaConf.to_container(node, resolve=True)
-    assert isinstance(options, dict)
-    name = options.pop("name", None)
+    name, options = node.get("name"), _game_options(node)
     if name not in GAMES:
         raise ConfigError(f"unknown game.name {name!r}; choose one of {sorted(GAMES)}")
     try:
         return make_game(name, **options)
     except ValueError as err:
         raise ConfigError(f"bad game options {options} for {name!r}: {err}") from None
+
+
+def _game_options(node: DictConfig) -> dict[str, Any]:
+    options = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(options, dict)
+    return {str(k): v for k, v in options.items() if k != "name"}
 
 
 def _build(factory: Any, name: str, node: DictConfig, errors: tuple[type, ...]) -> Any:
@@ -178,45 +215,53 @@ def _build(factory: Any, name: str, node: DictConfig, errors: tuple[type, ...]) 
         raise ConfigError(f"bad {name} config: {err}") from None
 
 
-def _check_choices(cfg: DictConfig) -> None:
+def _check_choices(run: RunConfig) -> None:
+    train, optim, evaluation = run.train, run.optim, run.eval
     choices = {
-        "optim.name": (cfg.optim.name, OPTIMIZERS),
-        "optim.schedule": (cfg.optim.schedule, LR_SCHEDULES),
+        "optim.name": (optim.name, OPTIMIZERS),
+        "optim.schedule": (optim.schedule, LR_SCHEDULES),
     }
     for key, (value, valid) in choices.items():
         if value not in valid:
             raise ConfigError(f"unknown {key} {value!r}; choose one of {list(valid)}")
-    for opponent in cfg.eval.opponents:
+    losses = sorted(loss.name for loss in LOSSES)
+    if sorted(optim.loss_weights) != losses:
+        raise ConfigError(
+            f"optim.loss_weights names {sorted(optim.loss_weights)}; give a weight for each "
+            f"loss: {losses}"
+        )
+    for opponent in evaluation.opponents:
         if opponent not in EVAL_OPPONENTS:
             raise ConfigError(
                 f"unknown eval opponent {opponent!r}; choose from {list(EVAL_OPPONENTS)}"
             )
     positive = {
-        "train.iterations": cfg.train.iterations,
-        "train.batch_size": cfg.train.batch_size,
-        "train.replay_window": cfg.train.replay_window,
-        "train.checkpoint_every": cfg.train.checkpoint_every,
-        "optim.lr": cfg.optim.lr,
+        "train.iterations": train.iterations,
+        "train.batch_size": train.batch_size,
+        "train.replay_window": train.replay_window,
+        "train.checkpoint_every": train.checkpoint_every,
+        "optim.lr": optim.lr,
     }
     for key, value in positive.items():
         if value <= 0:
             raise ConfigError(f"{key} must be > 0, got {value}")
-    if cfg.train.max_minutes is not None and cfg.train.max_minutes <= 0:
-        raise ConfigError(f"train.max_minutes must be > 0 or null, got {cfg.train.max_minutes}")
+    if train.max_minutes is not None and train.max_minutes <= 0:
+        raise ConfigError(f"train.max_minutes must be > 0 or null, got {train.max_minutes}")
     at_least = {
-        "eval.elo_every": (cfg.eval.elo_every, 0),
-        "eval.elo_games": (cfg.eval.elo_games, 2),
-        "eval.gating.num_games": (cfg.eval.gating.num_games, 2),
-        "eval.gating.threshold": (cfg.eval.gating.threshold, 0),
-        "eval.gating.opening_plies": (cfg.eval.gating.opening_plies, 0),
+        "eval.elo_every": (evaluation.elo_every, 0),
+        "eval.elo_games": (evaluation.elo_games, 2),
+        "eval.gating.num_games": (evaluation.gating.num_games, 2),
+        "eval.gating.threshold": (evaluation.gating.threshold, 0),
+        "eval.gating.opening_plies": (evaluation.gating.opening_plies, 0),
     }
     for key, (value, least) in at_least.items():
         if value < least:
             raise ConfigError(f"{key} must be >= {least}, got {value}")
 
 
-def _check_combinations(cfg: DictConfig, game: Game, model: ModelConfig) -> None:
+def _check_combinations(run: RunConfig) -> None:
     """Combinations that would fail (or waste a run) later, caught before training starts."""
+    game, model, train = run.game, run.model, run.train
     height, width = game.observation_shape[1:]
     if model.board_size is not None and (height, width) != (model.board_size, model.board_size):
         raise ConfigError(
@@ -224,17 +269,17 @@ def _check_combinations(cfg: DictConfig, game: Game, model: ModelConfig) -> None
             f"{game.name!r} encodes {height}x{width} planes; pick a model preset for this game "
             f"(e.g. model=mlp for 3x3 games, model=resnet_small for uttt) or model.board_size=null"
         )
-    if not is_solvable(game) and ("perfect" in cfg.eval.opponents or cfg.train.stop_when_perfect):
+    if not is_solvable(game) and ("perfect" in run.eval.opponents or train.stop_when_perfect):
         raise ConfigError(
             f"eval opponent 'perfect' and train.stop_when_perfect need an exactly solved game "
             f"(numerical_ttt, tictactoe up to 4x4), not {game.name!r}; drop them for this game"
         )
-    if cfg.train.stop_when_perfect and cfg.eval.every <= 0:
+    if train.stop_when_perfect and run.eval.every <= 0:
         raise ConfigError("train.stop_when_perfect needs evaluations: set eval.every > 0")
-    if cfg.train.min_replay > cfg.train.replay_window:
+    if train.min_replay > train.replay_window:
         raise ConfigError(
-            f"train.min_replay ({cfg.train.min_replay}) exceeds train.replay_window "
-            f"({cfg.train.replay_window}): training would never start"
+            f"train.min_replay ({train.min_replay}) exceeds train.replay_window "
+            f"({train.replay_window}): training would never start"
         )
 
 

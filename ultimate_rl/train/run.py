@@ -15,8 +15,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.config import ConfigError
-from ultimate_rl.train.loop import CHECKPOINT
 
 GROUPS = ("game", "model", "search", "selfplay", "optim", "eval", "experiment")
 RUN_DIR_RESOLVER = "train_run_dir"  # the name configs/train.yaml's hydra.run.dir calls

@@ -1,0 +1,192 @@
+"""The learner: the network in training and everything its optimisation carries over a resume.
+
+``Learner`` owns the model, the optimiser and its gradient scaler, the replay buffer, the random
+streams (numpy for sampling and seeds, torch's global one) and the progress counters; with
+gating, also the self-play copy of the weights. ``state_dict`` / ``load_state_dict`` are what
+the resume checkpoint stores (``train.checkpoints``), so a resumed run continues exactly.
+``train_steps`` runs the optimiser on sampled, augmented minibatches and returns the mean of
+every loss term, keyed by TensorBoard tag (``ultimate_rl.nn.losses``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from ultimate_rl.nn import autocast, build_model, resolve_precision
+from ultimate_rl.nn.losses import LOSSES, Batch, Loss, training_loss
+from ultimate_rl.nn.models import PolicyValueNet
+from ultimate_rl.selfplay.replay import ReplayBuffer
+from ultimate_rl.selfplay.targets import TARGETS, Target
+from ultimate_rl.selfplay.worker import SelfPlayData
+from ultimate_rl.train.config import OptimSection, RunConfig
+
+
+@dataclass
+class Progress:
+    """Counters that survive a resume (stored in the checkpoint)."""
+
+    iteration: int = 0
+    step: int = 0
+    seconds: float = 0.0  # training wall time, summed over resumes
+    games: int = 0
+    positions: int = 0
+    perfect: bool = False
+    last_eval: dict[str, Any] = field(default_factory=dict)
+    selfplay_iteration: int = 0  # gating: the iteration whose network plays self-play
+
+
+def make_optimizer(model: PolicyValueNet, optim: OptimSection) -> torch.optim.Optimizer:
+    """AdamW or SGD (Nesterov momentum) with decoupled weight decay."""
+    if optim.name == "sgd":
+        return torch.optim.SGD(
+            model.parameters(),
+            lr=optim.lr,
+            momentum=optim.momentum,
+            weight_decay=optim.weight_decay,
+            nesterov=optim.momentum > 0,
+        )
+    return torch.optim.AdamW(model.parameters(), lr=optim.lr, weight_decay=optim.weight_decay)
+
+
+def learning_rate(optim: OptimSection, step: int, total_steps: int) -> float:
+    """Linear warm-up, then constant, cosine (down to ``min_lr_fraction``) or step decay."""
+    if step < optim.warmup_steps:
+        return optim.lr * (step + 1) / optim.warmup_steps
+    if optim.schedule == "cosine":
+        progress = min((step - optim.warmup_steps) / max(total_steps - optim.warmup_steps, 1), 1)
+        floor = optim.min_lr_fraction
+        return optim.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
+    if optim.schedule == "step":
+        return optim.lr * optim.step_gamma ** (step // optim.step_every)
+    return float(optim.lr)
+
+
+class Learner:
+    """The optimisation side of a run (see the module doc).
+
+    ``losses`` and ``targets`` default to the registered ones; a new head passes its own here
+    (``tests/test_learner.py`` shows a toy one). Every loss needs a weight in
+    ``optim.loss_weights``.
+    """
+
+    def __init__(
+        self,
+        run: RunConfig,
+        device: torch.device,
+        losses: Sequence[Loss] = LOSSES,
+        targets: Sequence[Target] = TARGETS,
+    ) -> None:
+        unweighted = sorted({loss.name for loss in losses} - set(run.optim.loss_weights))
+        if unweighted:
+            raise ValueError(f"no weight in optim.loss_weights for the loss(es) {unweighted}")
+        self.run, self.device, self.losses = run, device, tuple(losses)
+        self.precision = resolve_precision("auto", device)
+        self.rng = np.random.default_rng(run.seed)
+        torch.manual_seed(run.seed)
+        self.model = build_model(run.game, run.model, seed=run.seed).to(device)
+        self.optimizer = make_optimizer(self.model, run.optim)
+        self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
+        self.replay = ReplayBuffer(run.game, run.train.replay_window, targets)
+        # gating: self-play keeps its own copy (the incumbent) until a new network beats it
+        self.selfplay_model = copy.deepcopy(self.model) if run.eval.gating.enabled else self.model
+        self.progress = Progress()
+        self.total_steps = run.train.iterations * run.train.steps_per_iteration
+
+    def next_seed(self) -> int:
+        """A seed for a self-play round or a match, drawn from the learner's stream."""
+        return int(self.rng.integers(2**31))
+
+    def add(self, data: SelfPlayData) -> None:
+        """A self-play round's positions into the replay window; each target is the self-play
+        array of the same name."""
+        targets = {name: getattr(data, name) for name in self.replay.targets}
+        self.replay.add(data.states, targets)
+        self.progress.games += data.stats.games
+        self.progress.positions += data.stats.moves
+
+    @property
+    def ready(self) -> bool:
+        """Whether the replay window holds ``train.min_replay`` positions to learn from."""
+        return len(self.replay) >= self.run.train.min_replay
+
+    def train_steps(
+        self, n: int, should_stop: Callable[[], bool] = lambda: False
+    ) -> dict[str, float]:
+        """Up to ``n`` optimiser steps (fewer once ``should_stop()``); the mean of every loss
+        term by TensorBoard tag, with ``train/learning_rate``. Empty if no step ran."""
+        self.model.train()
+        symmetries = self.run.game.symmetries if self.run.train.augment else None
+        sums: dict[str, float] = {}
+        steps = 0
+        for _ in range(n):
+            if should_stop():
+                break
+            lr = learning_rate(self.run.optim, self.progress.step, self.total_steps)
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            batch = self.replay.sample(self.run.train.batch_size, self.rng, symmetries)
+            for key, value in self._step(batch.to_torch(self.device)).items():
+                sums[key] = sums.get(key, 0.0) + value
+            self.progress.step += 1
+            steps += 1
+        self.model.eval()
+        if not steps:
+            return {}
+        means = {key: value / steps for key, value in sums.items()}
+        means["train/learning_rate"] = self.optimizer.param_groups[0]["lr"]
+        return means
+
+    def _step(self, batch: Batch) -> dict[str, float]:
+        """One optimiser step on ``batch``; its loss terms."""
+        with autocast(self.device, self.precision):
+            loss, terms = training_loss(self.model, batch, self.run.optim.loss_weights, self.losses)
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scaler.scale(loss).backward()
+        if self.run.optim.grad_clip:
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.run.optim.grad_clip)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        return terms
+
+    def promote(self) -> None:
+        """Gating accepted the new network: self-play plays with its weights from now on."""
+        self.selfplay_model.load_state_dict(self.model.state_dict())
+        self.progress.selfplay_iteration = self.progress.iteration
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a resume needs, as plain data (tensors, numbers, strings)."""
+        state = {
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "progress": json.loads(json.dumps(asdict(self.progress))),
+            "replay": self.replay.state_dict(),
+            "rng": {"numpy": self.rng.bit_generator.state, "torch": torch.get_rng_state()},
+        }
+        if self.selfplay_model is not self.model:
+            state["selfplay_model"] = self.selfplay_model.state_dict()
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores ``state_dict()`` output into this freshly built learner.
+
+        A gated learner's self-play copy gets the saved self-play weights, or the model's when
+        the run was not gated before (gating then starts from the latest network).
+        """
+        self.model.load_state_dict(state["model"])
+        if self.selfplay_model is not self.model:
+            self.selfplay_model.load_state_dict(state.get("selfplay_model", state["model"]))
+        if state["optimizer"] is not None:
+            self.optimizer.load_state_dict(state["optimizer"])
+        self.replay.load_state_dict(state["replay"])
+        self.rng.bit_generator.state = state["rng"]["numpy"]
+        torch.set_rng_state(state["rng"]["torch"])
+        self.progress = Progress(**state["progress"])

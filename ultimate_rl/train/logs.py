@@ -1,0 +1,212 @@
+"""What a run reports: TensorBoard scalars and probe images, the console line, JSON records.
+
+Every iteration logs its scalars at x = iteration: each loss term under the tag the learner
+returns it with (``loss/<name>``, ``train/<diagnostic>``: no list of names to keep up to date),
+self-play statistics, replay size, time, evaluation and gating figures. Evaluations also go to
+``evaluations/iter_N.json``; the end of a run writes ``summary.json`` and TensorBoard hparams.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from ultimate_rl.games import kernels as K
+from ultimate_rl.games import sample_positions
+from ultimate_rl.search.puct import Evaluator
+from ultimate_rl.selfplay.worker import SelfPlayStats
+from ultimate_rl.train.config import RunConfig
+from ultimate_rl.train.learner import Progress
+from ultimate_rl.train.tensorboard import probe_image
+
+PROBE_POSITIONS = 4
+PROBE_SEED = 99
+
+
+@dataclass
+class IterationRecord:
+    """What one iteration produced, as the logs show it."""
+
+    selfplay: SelfPlayStats
+    losses: dict[str, float]  # mean loss terms by TensorBoard tag; empty if no step ran
+    replay_size: int
+    report: dict[str, Any] | None = None  # evaluation (matches, optimal rate, Elo)
+    gate: dict[str, float] | None = None  # gating figures
+
+
+class RunLog:
+    """TensorBoard writer, progress bar and console line of one run, resumed at ``progress``.
+
+    ``evaluate`` is the learner's network as the search calls it, for the probe images.
+    """
+
+    def __init__(self, run_dir: Path, run: RunConfig, progress: Progress, evaluate: Evaluator):
+        self.run_dir, self.run, self.evaluate = run_dir, run, evaluate
+        game = run.game
+        self.probes = [
+            game.initial_state(),
+            *sample_positions(game, PROBE_POSITIONS - 1, PROBE_SEED),
+        ]
+        self.writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=progress.iteration + 1)
+        self.bar = tqdm(
+            total=run.train.iterations,
+            initial=progress.iteration,
+            disable=not run.train.progress_bar,
+            desc="train",
+            unit="iter",
+            dynamic_ncols=True,
+        )
+
+    def evaluation(self, progress: Progress, record: IterationRecord) -> None:
+        """``evaluations/iter_N.json`` when the iteration evaluated or gated."""
+        if record.report is None and record.gate is None:
+            return
+        write_json(
+            self.run_dir / "evaluations" / f"iter_{progress.iteration:05d}.json",
+            {
+                "iteration": progress.iteration,
+                "step": progress.step,
+                "perfect": progress.perfect,
+                **(record.report or {}),
+                **({"gating": record.gate} if record.gate else {}),
+            },
+        )
+
+    def iteration(self, progress: Progress, record: IterationRecord) -> None:
+        """Scalars (and, when due, probe images) of one iteration, then the console line."""
+        i = progress.iteration
+        scalars = {
+            **record.losses,
+            "train/step": progress.step,
+            **{f"selfplay/{k}": v for k, v in record.selfplay.summary().items()},
+            "replay/size": record.replay_size,
+            "time/minutes": progress.seconds / 60,
+            **{f"eval/{k}": v for k, v in flat_eval(record.report or {}).items()},
+            **{f"gating/{k}": v for k, v in (record.gate or {}).items()},
+        }
+        for tag, value in scalars.items():
+            self.writer.add_scalar(tag, value, i)
+        self.writer.flush()
+        every = self.run.train.probe_image_every
+        if every and i % every == 0:
+            self.probe_images(i)
+        self.bar.update(1)
+        tqdm.write(status_line(progress, self.run.train.iterations, record))
+
+    def probe_images(self, iteration: int) -> None:
+        """The network's policy and value on the fixed probe positions, as one image."""
+        game = self.run.game
+        states = np.stack(self.probes)
+        planes = np.zeros((len(states), *game.observation_shape), dtype=np.float32)
+        masks = np.zeros((len(states), game.num_actions), dtype=bool)
+        K.encode_batch(states, planes, masks)
+        logits, values = self.evaluate(planes, masks)
+        policies = np.exp(logits - logits.max(axis=1, keepdims=True)) * masks
+        policies /= policies.sum(axis=1, keepdims=True)
+        image = probe_image(game, planes, policies, values)
+        self.writer.add_image("probes/policy_value", image, iteration)
+        for k, value in enumerate(values):
+            self.writer.add_scalar(f"probes/value_{k}", float(value), iteration)
+
+    def close_bar(self) -> None:
+        self.bar.close()
+
+    def finish(self, progress: Progress) -> dict[str, Any]:
+        """``summary.json`` and TensorBoard hparams with the final metrics; closes the writer."""
+        summary = {
+            "iterations": progress.iteration,
+            "steps": progress.step,
+            "minutes": progress.seconds / 60,
+            "games": progress.games,
+            "positions": progress.positions,
+            "perfect": progress.perfect,
+            "last_eval": progress.last_eval,
+        }
+        write_json(self.run_dir / "summary.json", summary)
+        run = self.run
+        hparams = {
+            "game": run.game.name,
+            "model": run.model.arch,
+            "search": run.search.algorithm,
+            "simulations": run.search.num_simulations,
+            "optimizer": run.optim.name,
+            "lr": run.optim.lr,
+            "batch_size": run.train.batch_size,
+            "games_per_iteration": run.selfplay.games_per_iteration,
+            "seed": run.seed,
+        }
+        metrics = {f"final/{k}": v for k, v in flat_eval(progress.last_eval).items()}
+        metrics["final/minutes"] = progress.seconds / 60
+        self.writer.add_hparams(hparams, metrics, run_name=".")
+        self.writer.close()
+        return summary
+
+
+def status_line(progress: Progress, iterations: int, record: IterationRecord) -> str:
+    """One readable line per iteration."""
+    s = record.selfplay.summary()
+    parts = [
+        f"iter {progress.iteration}/{iterations}",
+        f"step {progress.step}",
+        f"{record.selfplay.games} games {s['games_per_s']:.1f}/s {s['positions_per_s']:.0f} "
+        f"pos/s (nn {100 * s['nn_time_fraction']:.0f}%)",
+        f"W/D/L {s['first_player_win_rate']:.2f}/{s['draw_rate']:.2f}/"
+        f"{s['first_player_loss_rate']:.2f}",
+        f"replay {record.replay_size}",
+    ]
+    if record.losses:
+        terms = {
+            tag.removeprefix("loss/"): value
+            for tag, value in record.losses.items()
+            if tag.startswith("loss/") and tag != "loss/total"
+        }
+        each = " ".join(f"{name} {value:.3f}" for name, value in terms.items())
+        parts.append(f"loss {record.losses['loss/total']:.3f} ({each})")
+    report, gate = record.report, record.gate
+    if report:
+        scores = [f"{k} {v['score']:.2f}" for k, v in report.items() if isinstance(v, dict)]
+        if "optimal_rate" in report:
+            scores.append(f"optimal {report['optimal_rate']:.3f}")
+        if "elo" in report:
+            scores.append(
+                f"elo {report['elo']:.0f} [{report['elo_ci_low']:.0f}, {report['elo_ci_high']:.0f}]"
+            )
+        parts.append("eval " + " ".join(scores) + (" PERFECT" if progress.perfect else ""))
+    if gate:
+        verdict = (
+            "accepted"
+            if gate["accepted"]
+            else f"rejected (keeps iter {progress.selfplay_iteration})"
+        )
+        parts.append(f"gate {gate['score']:.2f} {verdict}")
+    parts.append(f"{progress.seconds / 60:.1f} min")
+    return " | ".join(parts)
+
+
+def flat_eval(report: dict[str, Any]) -> dict[str, float]:
+    """Numeric leaves of an evaluation report, as ``opponent/figure`` names."""
+    out: dict[str, float] = {}
+    for key, value in report.items():
+        if isinstance(value, dict):
+            out.update({f"{key}/{k}": float(v) for k, v in value.items() if _is_number(v)})
+        elif _is_number(value):
+            out[key] = float(value)
+    return out
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Atomic JSON write (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    tmp.replace(path)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
