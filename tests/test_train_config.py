@@ -11,8 +11,11 @@ from omegaconf import OmegaConf
 
 from ultimate_rl.selfplay.worker import SelfPlaySettings
 from ultimate_rl.train import ConfigError, check_config, prepare_run
+from ultimate_rl.train.config import SECTIONS
 from ultimate_rl.train.learner import learning_rate
 from ultimate_rl.train.run import CONFIG_DIR, compose_train_config
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu"]
 
@@ -58,6 +61,36 @@ def test_selfplay_section_is_the_workers_settings_with_the_files_defaults():
     settings = check_config(compose_train_config(overrides)).selfplay
     assert settings.playout_cap.fraction_full == 0.25
     assert settings.temperature == 2.0 and isinstance(settings.temperature, float)
+
+
+def test_config_files_state_the_dataclass_defaults():
+    """The dataclasses hold the defaults; the default config's files must say the same."""
+    cfg = compose_train_config([])
+    for name, schema in SECTIONS.items():
+        assert OmegaConf.to_container(cfg[name]) == asdict(schema()), name
+
+
+def test_sections_come_back_typed():
+    run = check_config(compose_train_config(["train.max_minutes=2", "optim.lr=1"]))
+    assert run.train.max_minutes == 2.0 and isinstance(run.train.max_minutes, float)
+    assert run.optim.lr == 1.0 and isinstance(run.optim.lr, float)
+    assert run.eval.gating.num_games == 40 and run.game_options == {"size": 3, "k": 3}
+
+
+def test_loss_weights_name_every_loss():
+    run = check_config(compose_train_config(["optim.loss_weights.value=0.5"]))
+    assert run.optim.loss_weights == {"policy": 1.0, "value": 0.5}
+    with pytest.raises(ConfigError, match=r"optim\.loss_weights.*\['policy', 'value'\]"):
+        check_config(compose_train_config(["+optim.loss_weights.valeu=1"]))
+
+
+def test_a_run_saved_with_value_loss_weight_keeps_that_weight():
+    saved = OmegaConf.load(ROOT / "checkpoints" / "uttt_agent_run" / "config.yaml")
+    assert "value_loss_weight" in saved.optim  # written before optim.loss_weights
+    assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 1.0}
+    saved = OmegaConf.load(ROOT / "checkpoints" / "uttt_agent_run" / "config.yaml")
+    saved.optim.value_loss_weight = 0.25
+    assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 0.25}
 
 
 def test_selfplay_keys_and_values_are_checked_by_name():

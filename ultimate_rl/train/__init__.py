@@ -1,7 +1,8 @@
 """The training loop: self-play -> replay -> optimise -> checkpoint -> evaluate (see ``loop``)."""
 
-from ultimate_rl.train.config import ConfigError, check_config
+from ultimate_rl.train.config import ConfigError, RunConfig, check_config
+from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.loop import train
 from ultimate_rl.train.run import prepare_run
 
-__all__ = ["ConfigError", "check_config", "prepare_run", "train"]
+__all__ = ["ConfigError", "Learner", "RunConfig", "check_config", "prepare_run", "train"]

@@ -163,7 +163,8 @@ class Learner:
         self.progress.selfplay_iteration = self.progress.iteration
 
     def state_dict(self) -> dict[str, Any]:
-        """Everything a resume needs, as plain data (tensors, numbers, strings)."""
+        """Everything a resume needs, as plain data (tensors, numbers, strings). Like torch's
+        ``state_dict``, its tensors share memory with the learner: save or copy it at once."""
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
