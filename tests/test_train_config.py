@@ -129,7 +129,7 @@ def test_resume_needs_a_run_folder(tmp_path: Path):
 
 
 def test_learning_rate_schedules():
-    optim = compose_train_config([]).optim
+    optim = check_config(compose_train_config([])).optim
     optim.warmup_steps = 10
     assert learning_rate(optim, 0, 1000) == pytest.approx(optim.lr / 10)
     assert learning_rate(optim, 10, 1000) == pytest.approx(optim.lr)

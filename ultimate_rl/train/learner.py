@@ -66,7 +66,7 @@ def learning_rate(optim: OptimSection, step: int, total_steps: int) -> float:
         return optim.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
     if optim.schedule == "step":
         return optim.lr * optim.step_gamma ** (step // optim.step_every)
-    return float(optim.lr)
+    return optim.lr
 
 
 class Learner:
