@@ -63,7 +63,7 @@ class RunLog:
             dynamic_ncols=True,
         )
 
-    def evaluation(self, progress: Progress, record: IterationRecord) -> None:
+    def write_evaluation(self, progress: Progress, record: IterationRecord) -> None:
         """``evaluations/iter_N.json`` when the iteration evaluated or gated."""
         if record.report is None and record.gate is None:
             return
@@ -115,6 +115,7 @@ class RunLog:
             self.writer.add_scalar(f"probes/value_{k}", float(value), iteration)
 
     def close_bar(self) -> None:
+        """Ends the progress bar (the loop is over, or failed)."""
         self.bar.close()
 
     def finish(self, progress: Progress) -> dict[str, Any]:

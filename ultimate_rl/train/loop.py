@@ -121,7 +121,7 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
                 record.gate = gating(learner) if gating and losses else None
                 # 5. evaluation (before the checkpoint, so the checkpoint knows the result)
                 record.report = evaluation(learner)
-                log.evaluation(progress, record)
+                log.write_evaluation(progress, record)
                 progress.seconds += time.perf_counter() - started
                 # 6. checkpoint: the resume point
                 last = finished(progress, run.train) or stop.requested
