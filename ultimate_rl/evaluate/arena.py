@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from ultimate_rl.agents.match import IllegalMoveError, one_by_one, play_games
 from ultimate_rl.evaluate.elo import Z95, RatedGame, elo_difference
 from ultimate_rl.evaluate.specs import (
     Agent,
@@ -43,7 +43,7 @@ from ultimate_rl.evaluate.specs import (
     takes_option,
 )
 from ultimate_rl.evaluate.sprt import SPRTConfig, SPRTResult, sprt
-from ultimate_rl.games import Game
+from ultimate_rl.games import Game, random_opening
 
 RECORD_FORMAT = 1
 OVER_BUDGET_SLACK = 1.5  # a move counts as over budget past this multiple of time_per_move
@@ -275,20 +275,11 @@ def replay(game: Game, record: GameRecord) -> np.ndarray:
     return state
 
 
-def sample_opening(game: Game, plies: int, seed: int, index: int) -> list[int]:
-    """``plies`` uniformly random moves that leave the game running (opening ``index``)."""
-    rng = np.random.default_rng([seed, index, 0x0BE])
-    for _ in range(1000):
-        state, moves = game.initial_state(), []
-        while len(moves) < plies and not game.is_terminal(state):
-            action = int(rng.choice(game.legal_actions(state)))
-            moves.append(action)
-            state = game.apply(state, action)
-        if not game.is_terminal(state):
-            return moves
-    raise EvaluationError(
-        f"could not find a {plies}-ply opening that leaves {game!r} running; lower opening_plies"
-    )
+def match_opening(game: Game, config: MatchConfig, index: int) -> list[int]:
+    """The opening of game ``index``: games ``2k`` and ``2k + 1`` share opening ``k``. Its seeding
+    is part of the record format: a rerun reuses recorded games only if it draws them again."""
+    rng = np.random.default_rng([config.seed, index // 2, 0x0BE])
+    return random_opening(game, config.opening_plies, rng, if_game_ends="redraw")
 
 
 def game_seed(seed: int, index: int) -> int:
@@ -320,7 +311,7 @@ def _task(
     seeded: dict[str, bool],
 ) -> _Task:
     players = (a, b) if index % 2 == 0 else (b, a)
-    opening = sample_opening(game, config.opening_plies, config.seed, index // 2)
+    opening = match_opening(game, config, index)
     flags = (seeded[players[0].label], seeded[players[1].label])
     return _Task(game, index, game_seed(config.seed, index), players, opening, factory, flags)
 
@@ -329,30 +320,20 @@ def play_game(task: _Task) -> GameRecord:
     """Plays one game in this process (the unit of work of the worker pool)."""
     game = task.game
     seeds = np.random.SeedSequence(task.seed).generate_state(2)
-    agents = [
-        task.agent_factory(spec, int(s) if seeded else None)
+    first, second = (
+        one_by_one(game, task.agent_factory(spec, int(s) if seeded else None))
         for spec, s, seeded in zip(task.players, seeds, task.seeded, strict=True)
-    ]
-    state = game.apply_sequence(task.opening)
-    moves: list[int] = []
-    times: list[float] = []
-    while not game.is_terminal(state):
-        player = game.current_player(state)
-        start = time.perf_counter()
-        action = agents[player].select_action(game, state)
-        times.append(time.perf_counter() - start)
-        try:
-            state = game.apply(state, int(action))
-        except ValueError as err:
-            raise EvaluationError(
-                f"agent {task.players[player].label!r} played {action!r} in game {task.index}: "
-                f"{err}"
-            ) from err
-        moves.append(int(action))
-    labels = (task.players[0].label, task.players[1].label)
-    return GameRecord(
-        task.index, task.seed, labels, task.opening, moves, times, game.returns(state)
     )
+    labels = (task.players[0].label, task.players[1].label)
+    try:
+        start = game.apply_sequence(task.opening)
+        played = play_games(game, (first, second), [start], np.zeros(1, int), labels)
+    except IllegalMoveError as err:
+        raise EvaluationError(
+            f"agent {err.player!r} played {err.action!r} in game {task.index}: {err}"
+        ) from err
+    moves, seconds, result = played.moves[0], played.seconds[0], played.results[0]
+    return GameRecord(task.index, task.seed, labels, task.opening, moves, seconds, result)
 
 
 def _run_tasks(tasks: list[_Task], workers: int) -> Iterator[GameRecord]:
