@@ -12,17 +12,16 @@ plays it), so a game's moves do not depend on the number of workers or on the or
 Records: with ``record_path`` each game is appended as one JSON line (players, opening, moves,
 seconds per move, result) after a header line describing the match. Starting the same match again
 on the same file keeps the games already there and plays only the missing ones (a partial last
-line from a killed run is dropped); a file of a different match is refused.
+line from a killed run is dropped); a file of a different match is refused (``records.py``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,8 @@ import numpy as np
 from tqdm import tqdm
 
 from ultimate_rl.agents.match import IllegalMoveError, one_by_one, play_games
-from ultimate_rl.evaluate.elo import Z95, RatedGame, elo_difference
+from ultimate_rl.evaluate.elo import Z95, elo_difference
+from ultimate_rl.evaluate.records import RECORD_FORMAT, GameRecord, RecordWriter, load_records
 from ultimate_rl.evaluate.specs import (
     Agent,
     AgentFactory,
@@ -45,7 +45,6 @@ from ultimate_rl.evaluate.specs import (
 from ultimate_rl.evaluate.sprt import SPRTConfig, SPRTResult, sprt
 from ultimate_rl.games import Game, random_opening
 
-RECORD_FORMAT = 1
 OVER_BUDGET_SLACK = 1.5  # a move counts as over budget past this multiple of time_per_move
 
 
@@ -76,36 +75,6 @@ class MatchConfig:
     @property
     def num_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """One finished game, enough to replay it: ``game.apply_sequence(opening + moves)``."""
-
-    index: int
-    seed: int
-    players: tuple[str, str]  # labels of the first player (player 0) and of player 1
-    opening: list[int]
-    moves: list[int]  # the agents' moves after the opening
-    times: list[float]  # seconds each of ``moves`` took
-    result: float  # +1 first player won, 0 draw, -1 second player won
-
-    def score_of(self, label: str) -> float:
-        """1 / 0.5 / 0 for the player ``label``."""
-        first_score = (self.result + 1.0) / 2.0
-        return first_score if self.players[0] == label else 1.0 - first_score
-
-    def as_rated(self) -> RatedGame:
-        return RatedGame(self.players[0], self.players[1], (self.result + 1.0) / 2.0)
-
-    def to_json(self) -> str:
-        return json.dumps({"type": "game", **asdict(self)})
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GameRecord:
-        fields = {k: v for k, v in data.items() if k != "type"}
-        fields["players"] = tuple(fields["players"])
-        return cls(**fields)
 
 
 @dataclass
@@ -221,12 +190,12 @@ def play_match(
     seeded = {s.label: takes_option(x, "seed") for s, x in zip((a, b), built, strict=True)}
     path = Path(record_path) if record_path is not None else None
     header = _header(game, a, b, config)
-    done = {r.index: r for r in _load_records(path, header)} if path else {}
+    done = {r.index: r for r in load_records(path, header)} if path else {}
     todo = [i for i in range(config.num_games) if i not in done]
     if todo and not _decided(a, done, config):
         tasks = [_task(game, a, b, config, i, agent_factory, seeded) for i in todo]
         with (
-            _RecordWriter(path, header) as writer,
+            RecordWriter(path, header) as writer,
             tqdm(
                 total=config.num_games,
                 initial=config.num_games - len(todo),
@@ -407,57 +376,3 @@ def _header(game: Game, a: AgentSpec, b: AgentSpec, config: MatchConfig) -> dict
         "seed": config.seed,
         "time_per_move": config.time_per_move,
     }
-
-
-def _load_records(path: Path, header: dict[str, Any]) -> list[GameRecord]:
-    """Games already in ``path``; drops a partial last line; refuses another match's file."""
-    if not path.exists():
-        return []
-    lines = path.read_text().split("\n")
-    complete, partial = lines[:-1], lines[-1]
-    if partial:  # killed mid-write: cut the file back to its last complete line
-        with path.open("r+") as fh:
-            fh.truncate(sum(len(line) + 1 for line in complete))
-    if not complete:
-        return []
-    try:
-        entries = [json.loads(line) for line in complete if line]
-    except json.JSONDecodeError as err:
-        raise EvaluationError(f"{path} is not a game record file ({err}); move it away") from None
-    if not entries or _comparable(entries[0]) != _comparable(header):
-        raise EvaluationError(
-            f"{path} holds another match (header {entries[0] if entries else None}); "
-            f"this match is {header}. Use another output folder or delete the file."
-        )
-    return [GameRecord.from_dict(e) for e in entries[1:] if e.get("type") == "game"]
-
-
-def _comparable(header: dict[str, Any]) -> str:
-    return json.dumps(header, sort_keys=True)
-
-
-class _RecordWriter:
-    """Appends one flushed JSON line per game (the header first, for a new file)."""
-
-    def __init__(self, path: Path | None, header: dict[str, Any]) -> None:
-        self.path, self.header = path, header
-        self.file: Any = None
-
-    def __enter__(self) -> _RecordWriter:
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            new = not self.path.exists() or self.path.stat().st_size == 0
-            self.file = self.path.open("a")
-            if new:
-                self.file.write(json.dumps(self.header) + "\n")
-                self.file.flush()
-        return self
-
-    def write(self, record: GameRecord) -> None:
-        if self.file is not None:
-            self.file.write(record.to_json() + "\n")
-            self.file.flush()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.file is not None:
-            self.file.close()
