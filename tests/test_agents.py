@@ -113,3 +113,21 @@ def test_register_adds_an_agent_and_guards_names(ttt):
     assert "first_legal_test" not in agents.names()
     with pytest.raises(AgentError, match="not registered"):
         agents.unregister("first_legal_test")
+
+
+def test_any_object_with_select_action_is_an_agent():
+    """One contract: the arena, the environments and the play front ends accept duck-typed
+    players through ``isinstance(x, Agent)``; subclasses must implement ``select_action``."""
+
+    class Duck:
+        def select_action(self, game, state):
+            return 0
+
+    assert isinstance(Duck(), Agent) and isinstance(agents.make("random"), Agent)
+    assert not isinstance(object(), Agent) and not isinstance(lambda game, state: 0, Agent)
+
+    class Incomplete(Agent):
+        pass
+
+    with pytest.raises(TypeError, match="select_action"):
+        Incomplete()

@@ -21,6 +21,7 @@ from ultimate_rl.evaluate import (
     replay,
     write_report,
 )
+from ultimate_rl.evaluate.arena import match_opening
 from ultimate_rl.games import Game, make, solve
 
 
@@ -119,6 +120,19 @@ def test_colours_alternate_and_each_opening_is_played_from_both_sides(ttt: Game)
         assert first.opening == second.opening
     assert len({tuple(r.opening) for r in records}) > 1
     assert result.wins + result.draws + result.losses == 12
+
+
+SHIPPED_GAMES = Path(__file__).resolve().parents[1] / "checkpoints/uttt_agent_evaluation/games"
+
+
+@pytest.mark.parametrize("path", sorted(SHIPPED_GAMES.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_the_shipped_games_openings_are_drawn_again(path: Path) -> None:
+    """A rerun of the README's evaluation reuses these games only if it draws the same openings."""
+    header, *games = (json.loads(line) for line in path.read_text().splitlines())
+    config = MatchConfig(len(games), header["opening_plies"], header["seed"])
+    uttt = make("uttt")
+    for record in games:
+        assert match_opening(uttt, config, record["index"]) == record["opening"], record["index"]
 
 
 def test_games_are_reproducible_and_independent_of_workers(ttt: Game) -> None:

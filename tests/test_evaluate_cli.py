@@ -78,6 +78,31 @@ def save_tictactoe_checkpoint(path: Path, step: int) -> Path:
     return path
 
 
+def test_agents_already_in_the_ladder_play_once_as_agents(tmp_path: Path) -> None:
+    """The README's round robin names two rungs of the default ladder: one player each."""
+    ladder = ["random", "uct:num_simulations=20", "uct:num_simulations=40"]
+    evaluation, _ = evaluate_from_config(
+        base_config(
+            tmp_path,
+            game="tictactoe",
+            agents=["random", "uct:num_simulations=20"],
+            ladder=ladder,
+            games_per_opponent=2,
+        )
+    )
+    assert evaluation.subjects == ["random", "uct-20"] and evaluation.opponents == ["uct-40"]
+    pairs = [{m.agent_a.label, m.agent_b.label} for m in evaluation.matches]
+    assert sorted(map(sorted, pairs)) == [
+        ["random", "uct-20"],
+        ["random", "uct-40"],
+        ["uct-20", "uct-40"],
+    ]
+    with pytest.raises(EvaluationError, match="appear twice"):  # another player, the same name
+        evaluate_from_config(
+            base_config(tmp_path, game="tictactoe", agents=["uct:num_simulations=20,seed=3"])
+        )
+
+
 def test_run_mode_rates_every_checkpoint_against_its_step(tmp_path: Path) -> None:
     for step in (10, 20):
         save_tictactoe_checkpoint(tmp_path / "run" / "checkpoints" / f"step_{step}.pt", step)

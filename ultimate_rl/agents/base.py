@@ -5,7 +5,9 @@ The arena, the environments and the play front ends only see this interface. (co
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -27,12 +29,23 @@ class Analysis:
     visit_counts: np.ndarray | None = None
 
 
-class Agent:
-    """Base class of the players. Subclasses implement ``select_action``; ``analyse`` defaults to
-    a one-hot policy on the chosen move with no value."""
+class Agent(metaclass=ABCMeta):
+    """The player contract, and the base class of our players.
 
+    Any object with a ``select_action`` method is an ``Agent`` (``isinstance`` says so, as for the
+    ``collections.abc`` types), so users' players need not subclass it. Subclasses implement
+    ``select_action`` and inherit ``analyse``: a one-hot policy on the chosen move, no value.
+    """
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> Any:
+        if cls is Agent and any("select_action" in vars(base) for base in other.__mro__):
+            return True
+        return NotImplemented
+
+    @abstractmethod
     def select_action(self, game: Game, state: np.ndarray) -> int:
-        raise NotImplementedError
+        """The move to play in ``state`` (a legal action of ``game``)."""
 
     def analyse(self, game: Game, state: np.ndarray) -> Analysis:
         policy = np.zeros(game.num_actions, np.float32)

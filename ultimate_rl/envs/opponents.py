@@ -7,23 +7,17 @@ code path; ``rng`` is the env's ``np_random``, which makes seeded episodes repro
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
+from ultimate_rl.agents.base import Agent
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import IllegalActionError
 
 OpponentFn = Callable[[Game, np.ndarray, np.random.Generator], int]
 
 OPPONENT_NAMES = ("random", "mcts")
-
-
-@runtime_checkable
-class Agent(Protocol):
-    """Anything that picks a move (DESIGN.md's Agent interface)."""
-
-    def select_action(self, game: Game, state: np.ndarray) -> int: ...
 
 
 def random_opponent(game: Game, state: np.ndarray, rng: np.random.Generator) -> int:

@@ -9,7 +9,6 @@ The training loop's entry point: ``evaluate_agent`` (Elo against the ladder, thr
 from __future__ import annotations
 
 from ultimate_rl.evaluate.arena import (
-    GameRecord,
     MatchConfig,
     MatchResult,
     check_agent,
@@ -25,6 +24,7 @@ from ultimate_rl.evaluate.ladder import (
     evaluate_agent,
     evaluate_agents,
 )
+from ultimate_rl.evaluate.records import GameRecord
 from ultimate_rl.evaluate.report import markdown_table, plot_elo, write_report
 from ultimate_rl.evaluate.solved import SolvedReport
 from ultimate_rl.evaluate.specs import AgentSpec, EvaluationError, parse_spec

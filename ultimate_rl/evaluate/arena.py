@@ -12,18 +12,16 @@ plays it), so a game's moves do not depend on the number of workers or on the or
 Records: with ``record_path`` each game is appended as one JSON line (players, opening, moves,
 seconds per move, result) after a header line describing the match. Starting the same match again
 on the same file keeps the games already there and plays only the missing ones (a partial last
-line from a killed run is dropped); a file of a different match is refused.
+line from a killed run is dropped); a file of a different match is refused (``records.py``).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from ultimate_rl.evaluate.elo import Z95, RatedGame, elo_difference
+from ultimate_rl.agents.match import IllegalMoveError, one_by_one, play_games
+from ultimate_rl.evaluate.elo import Z95, elo_difference
+from ultimate_rl.evaluate.records import RECORD_FORMAT, GameRecord, RecordWriter, load_records
 from ultimate_rl.evaluate.specs import (
     Agent,
     AgentFactory,
@@ -43,9 +43,8 @@ from ultimate_rl.evaluate.specs import (
     takes_option,
 )
 from ultimate_rl.evaluate.sprt import SPRTConfig, SPRTResult, sprt
-from ultimate_rl.games import Game
+from ultimate_rl.games import Game, random_opening
 
-RECORD_FORMAT = 1
 OVER_BUDGET_SLACK = 1.5  # a move counts as over budget past this multiple of time_per_move
 
 
@@ -76,36 +75,6 @@ class MatchConfig:
     @property
     def num_workers(self) -> int:
         return self.workers or os.cpu_count() or 1
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """One finished game, enough to replay it: ``game.apply_sequence(opening + moves)``."""
-
-    index: int
-    seed: int
-    players: tuple[str, str]  # labels of the first player (player 0) and of player 1
-    opening: list[int]
-    moves: list[int]  # the agents' moves after the opening
-    times: list[float]  # seconds each of ``moves`` took
-    result: float  # +1 first player won, 0 draw, -1 second player won
-
-    def score_of(self, label: str) -> float:
-        """1 / 0.5 / 0 for the player ``label``."""
-        first_score = (self.result + 1.0) / 2.0
-        return first_score if self.players[0] == label else 1.0 - first_score
-
-    def as_rated(self) -> RatedGame:
-        return RatedGame(self.players[0], self.players[1], (self.result + 1.0) / 2.0)
-
-    def to_json(self) -> str:
-        return json.dumps({"type": "game", **asdict(self)})
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GameRecord:
-        fields = {k: v for k, v in data.items() if k != "type"}
-        fields["players"] = tuple(fields["players"])
-        return cls(**fields)
 
 
 @dataclass
@@ -221,12 +190,12 @@ def play_match(
     seeded = {s.label: takes_option(x, "seed") for s, x in zip((a, b), built, strict=True)}
     path = Path(record_path) if record_path is not None else None
     header = _header(game, a, b, config)
-    done = {r.index: r for r in _load_records(path, header)} if path else {}
+    done = {r.index: r for r in load_records(path, header)} if path else {}
     todo = [i for i in range(config.num_games) if i not in done]
     if todo and not _decided(a, done, config):
         tasks = [_task(game, a, b, config, i, agent_factory, seeded) for i in todo]
         with (
-            _RecordWriter(path, header) as writer,
+            RecordWriter(path, header) as writer,
             tqdm(
                 total=config.num_games,
                 initial=config.num_games - len(todo),
@@ -275,20 +244,11 @@ def replay(game: Game, record: GameRecord) -> np.ndarray:
     return state
 
 
-def sample_opening(game: Game, plies: int, seed: int, index: int) -> list[int]:
-    """``plies`` uniformly random moves that leave the game running (opening ``index``)."""
-    rng = np.random.default_rng([seed, index, 0x0BE])
-    for _ in range(1000):
-        state, moves = game.initial_state(), []
-        while len(moves) < plies and not game.is_terminal(state):
-            action = int(rng.choice(game.legal_actions(state)))
-            moves.append(action)
-            state = game.apply(state, action)
-        if not game.is_terminal(state):
-            return moves
-    raise EvaluationError(
-        f"could not find a {plies}-ply opening that leaves {game!r} running; lower opening_plies"
-    )
+def match_opening(game: Game, config: MatchConfig, index: int) -> list[int]:
+    """The opening of game ``index``: games ``2k`` and ``2k + 1`` share opening ``k``. Its seeding
+    is part of the record format: a rerun reuses recorded games only if it draws them again."""
+    rng = np.random.default_rng([config.seed, index // 2, 0x0BE])
+    return random_opening(game, config.opening_plies, rng, if_game_ends="redraw")
 
 
 def game_seed(seed: int, index: int) -> int:
@@ -320,7 +280,7 @@ def _task(
     seeded: dict[str, bool],
 ) -> _Task:
     players = (a, b) if index % 2 == 0 else (b, a)
-    opening = sample_opening(game, config.opening_plies, config.seed, index // 2)
+    opening = match_opening(game, config, index)
     flags = (seeded[players[0].label], seeded[players[1].label])
     return _Task(game, index, game_seed(config.seed, index), players, opening, factory, flags)
 
@@ -329,30 +289,20 @@ def play_game(task: _Task) -> GameRecord:
     """Plays one game in this process (the unit of work of the worker pool)."""
     game = task.game
     seeds = np.random.SeedSequence(task.seed).generate_state(2)
-    agents = [
-        task.agent_factory(spec, int(s) if seeded else None)
+    first, second = (
+        one_by_one(game, task.agent_factory(spec, int(s) if seeded else None))
         for spec, s, seeded in zip(task.players, seeds, task.seeded, strict=True)
-    ]
-    state = game.apply_sequence(task.opening)
-    moves: list[int] = []
-    times: list[float] = []
-    while not game.is_terminal(state):
-        player = game.current_player(state)
-        start = time.perf_counter()
-        action = agents[player].select_action(game, state)
-        times.append(time.perf_counter() - start)
-        try:
-            state = game.apply(state, int(action))
-        except ValueError as err:
-            raise EvaluationError(
-                f"agent {task.players[player].label!r} played {action!r} in game {task.index}: "
-                f"{err}"
-            ) from err
-        moves.append(int(action))
-    labels = (task.players[0].label, task.players[1].label)
-    return GameRecord(
-        task.index, task.seed, labels, task.opening, moves, times, game.returns(state)
     )
+    labels = (task.players[0].label, task.players[1].label)
+    try:
+        start = game.apply_sequence(task.opening)
+        played = play_games(game, (first, second), [start], np.zeros(1, int), labels)
+    except IllegalMoveError as err:
+        raise EvaluationError(
+            f"agent {err.player!r} played {err.action!r} in game {task.index}: {err}"
+        ) from err
+    moves, seconds, result = played.moves[0], played.seconds[0], played.results[0]
+    return GameRecord(task.index, task.seed, labels, task.opening, moves, seconds, result)
 
 
 def _run_tasks(tasks: list[_Task], workers: int) -> Iterator[GameRecord]:
@@ -426,57 +376,3 @@ def _header(game: Game, a: AgentSpec, b: AgentSpec, config: MatchConfig) -> dict
         "seed": config.seed,
         "time_per_move": config.time_per_move,
     }
-
-
-def _load_records(path: Path, header: dict[str, Any]) -> list[GameRecord]:
-    """Games already in ``path``; drops a partial last line; refuses another match's file."""
-    if not path.exists():
-        return []
-    lines = path.read_text().split("\n")
-    complete, partial = lines[:-1], lines[-1]
-    if partial:  # killed mid-write: cut the file back to its last complete line
-        with path.open("r+") as fh:
-            fh.truncate(sum(len(line) + 1 for line in complete))
-    if not complete:
-        return []
-    try:
-        entries = [json.loads(line) for line in complete if line]
-    except json.JSONDecodeError as err:
-        raise EvaluationError(f"{path} is not a game record file ({err}); move it away") from None
-    if not entries or _comparable(entries[0]) != _comparable(header):
-        raise EvaluationError(
-            f"{path} holds another match (header {entries[0] if entries else None}); "
-            f"this match is {header}. Use another output folder or delete the file."
-        )
-    return [GameRecord.from_dict(e) for e in entries[1:] if e.get("type") == "game"]
-
-
-def _comparable(header: dict[str, Any]) -> str:
-    return json.dumps(header, sort_keys=True)
-
-
-class _RecordWriter:
-    """Appends one flushed JSON line per game (the header first, for a new file)."""
-
-    def __init__(self, path: Path | None, header: dict[str, Any]) -> None:
-        self.path, self.header = path, header
-        self.file: Any = None
-
-    def __enter__(self) -> _RecordWriter:
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            new = not self.path.exists() or self.path.stat().st_size == 0
-            self.file = self.path.open("a")
-            if new:
-                self.file.write(json.dumps(self.header) + "\n")
-                self.file.flush()
-        return self
-
-    def write(self, record: GameRecord) -> None:
-        if self.file is not None:
-            self.file.write(record.to_json() + "\n")
-            self.file.flush()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.file is not None:
-            self.file.close()

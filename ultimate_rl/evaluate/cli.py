@@ -4,6 +4,7 @@ Three modes, exactly one per call: ``checkpoint=PATH`` (one training checkpoint 
 exported agent file ``.urla`` against the ladder),
 ``run=RUN_DIR`` (every ``*.pt`` of ``RUN_DIR/checkpoints``, Elo against the training step stored
 in each), ``agents=[...]`` (a round robin of agent specs, plus the ladder unless it is empty).
+An agent that is also a rung of the ladder (the same spec) plays once, as an agent.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from ultimate_rl.evaluate.ladder import Evaluation, EvaluationSettings, evaluate_agents
 from ultimate_rl.evaluate.report import write_report
-from ultimate_rl.evaluate.specs import EvaluationError
+from ultimate_rl.evaluate.specs import EvaluationError, parse_spec
 from ultimate_rl.evaluate.sprt import SPRTConfig
 from ultimate_rl.games import Game, make
 
@@ -63,7 +64,7 @@ def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]
     evaluation = evaluate_agents(
         game,
         subjects,
-        list(cfg.get("ladder") or []),
+        ladder_without(subjects, list(cfg.get("ladder") or [])),
         settings_from_config(cfg),
         records_dir=out_dir / "games",
         round_robin=mode == "agents",
@@ -81,6 +82,14 @@ def settings_from_config(cfg: Mapping[str, Any]) -> EvaluationSettings:
         **{k: cfg[k] for k in keys},
         sprt=SPRTConfig(**dict(sprt)) if sprt else None,
     )
+
+
+def ladder_without(subjects: list[Any], ladder: list[Any]) -> list[Any]:
+    """The rungs that are not also ``subjects``: ``agents=[random,...]`` with the default ladder
+    (which holds ``random``) means one player ``random``, not two. An agent still meets every rung
+    it would have met as one, since a round robin plays every pair."""
+    given = [parse_spec(s) for s in subjects]
+    return [rung for rung in ladder if parse_spec(rung) not in given]
 
 
 def run_checkpoints(run_dir: Path) -> list[tuple[Path, int, Game]]:

@@ -14,21 +14,13 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import numpy as np
-
-from ultimate_rl.games import Game
+from ultimate_rl.agents.base import Agent
 
 
 class EvaluationError(ValueError):
     """Bad evaluator input (agent spec, checkpoint, match file, settings), found before playing."""
-
-
-class Agent(Protocol):
-    """What the arena needs of a player (the ``ultimate_rl.agents`` contract)."""
-
-    def select_action(self, game: Game, state: np.ndarray) -> int: ...
 
 
 @dataclass(frozen=True)

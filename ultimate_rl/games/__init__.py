@@ -1,5 +1,5 @@
-"""Rules only: the three games behind one small API (see ``Game``), plus exact solvers and
-seeded position sets."""
+"""Rules only: the three games behind one small API (see ``Game``), plus exact solvers, seeded
+position sets and random openings."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ultimate_rl.games.errors import (
     UnsolvableGameError,
 )
 from ultimate_rl.games.numerical_ttt import NumericalTicTacToe
-from ultimate_rl.games.positions import sample_positions
+from ultimate_rl.games.positions import random_opening, sample_positions
 from ultimate_rl.games.solver import is_solvable, solve
 from ultimate_rl.games.tictactoe import TicTacToe
 from ultimate_rl.games.uttt import UltimateTicTacToe
@@ -51,6 +51,7 @@ __all__ = [
     "UnsolvableGameError",
     "is_solvable",
     "make",
+    "random_opening",
     "sample_positions",
     "solve",
 ]

@@ -21,6 +21,7 @@ import numpy as np
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
 from ultimate_rl.games.base import Game
+from ultimate_rl.games.positions import random_opening
 from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
 
 
@@ -165,20 +166,6 @@ class SelfPlayData:
 _ARRAY_FIELDS = ("states", "policies", "values", "full_search")
 
 
-def play_random_opening(state: np.ndarray, plies: int, rng: np.random.Generator) -> None:
-    """Plays up to ``plies`` uniformly random moves on ``state`` in place, stopping before a move
-    that would end the game; self-play then starts from there, which widens the positions it sees
-    (a learner that has found the winning line otherwise stops visiting the rest)."""
-    mask = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
-    for _ in range(plies):
-        K.legal_mask(state, mask)
-        after = state.copy()
-        K.apply(after, int(rng.choice(np.flatnonzero(mask))))
-        if after[L.STATUS] != L.ONGOING:
-            return
-        state[:] = after
-
-
 class _TimedEvaluate:
     """Wraps ``evaluate`` to add up the wall time spent inside it."""
 
@@ -227,9 +214,9 @@ class SelfPlayWorker:
             nonlocal started
             states[i] = initial
             if rng.random() < s.random_opening.fraction:
-                play_random_opening(
-                    states[i], int(rng.integers(s.random_opening.max_plies + 1)), rng
-                )
+                plies = int(rng.integers(s.random_opening.max_plies + 1))
+                opening = random_opening(self.game, plies, rng, if_game_ends="stop")
+                states[i] = self.game.apply_sequence(opening)
             history[i] = []
             can_resign[i] = s.resign.enabled and rng.random() >= s.resign.disabled_fraction
             would_resign[i] = -1

@@ -14,18 +14,16 @@ deterministic networks would otherwise replay one game).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ultimate_rl.games import Game, solve
+from ultimate_rl.agents.match import BatchPlayer, play_games
+from ultimate_rl.games import Game, random_opening, solve
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
 from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
-
-Player = Callable[[np.ndarray], np.ndarray]  # positions [N, STATE_LEN] -> one move per row
 
 
 class NetworkPlayer:
@@ -95,26 +93,10 @@ class MatchScore:
         }
 
 
-def random_openings(game: Game, count: int, plies: int, seed: int) -> list[np.ndarray]:
-    """``count`` positions after ``plies`` uniformly random moves, none of which ends the game."""
-    rng = np.random.default_rng(seed)
-    openings = []
-    for _ in range(count):
-        state = game.initial_state()
-        for _ in range(plies):
-            children = [game.apply(state, int(a)) for a in game.legal_actions(state)]
-            ongoing = [child for child in children if not game.is_terminal(child)]
-            if not ongoing:
-                break
-            state = ongoing[int(rng.integers(len(ongoing)))]
-        openings.append(state)
-    return openings
-
-
-def play_match(
+def batched_match(
     game: Game,
-    player: Player,
-    opponent: Player,
+    player: BatchPlayer,
+    opponent: BatchPlayer,
     games: int,
     opening_plies: int = 0,
     seed: int = 0,
@@ -122,18 +104,14 @@ def play_match(
     """``games`` games, ``player`` first in the first half and second in the rest; game ``i``
     of the second half starts from the same random opening as game ``i`` of the first."""
     half = (games + 1) // 2
-    openings = random_openings(game, half, opening_plies, seed)
-    states = np.stack([openings[i % half] for i in range(games)])
+    rng = np.random.default_rng(seed)
+    openings = [
+        game.apply_sequence(random_opening(game, opening_plies, rng, if_game_ends="avoid"))
+        for _ in range(half)
+    ]
     player_side = (np.arange(games) >= half).astype(np.int32)
-    while (states[:, L.STATUS] == L.ONGOING).any():
-        for side, mover in ((player_side, player), (1 - player_side, opponent)):
-            turn = np.flatnonzero(
-                (states[:, L.STATUS] == L.ONGOING) & (states[:, L.PLAYER] == side)
-            )
-            if len(turn):
-                for i, action in zip(turn, mover(states[turn]), strict=True):
-                    K.apply(states[i], int(action))
-    first_result = np.array([K.outcome(s) for s in states])
+    starts = [openings[i % half] for i in range(games)]
+    first_result = np.array(play_games(game, (player, opponent), starts, player_side).results)
     mine = np.where(player_side == 0, first_result, -first_result).astype(int)
     return MatchScore(
         wins=int((mine > 0).sum()),
@@ -144,7 +122,7 @@ def play_match(
     )
 
 
-def make_opponent(game: Game, name: str, cfg: Any, seed: int) -> Player:
+def make_opponent(game: Game, name: str, cfg: Any, seed: int) -> BatchPlayer:
     """One of the baseline opponents (see module doc); it moves position by position."""
     rng = np.random.default_rng(seed)
     agent = None
@@ -228,7 +206,7 @@ def evaluate_network(
     report: dict[str, Any] = {}
     for index, name in enumerate(cfg.opponents):
         opponent = make_opponent(game, name, cfg, seed + index)
-        report[name] = play_match(game, player.actions, opponent, int(cfg.games)).as_dict()
+        report[name] = batched_match(game, player.actions, opponent, int(cfg.games)).as_dict()
         if name == "perfect":
             for side, label in ((0, "first"), (1, "second")):
                 report[f"perfect_worst_case_{label}"] = worst_case_vs_solver(game, player, side)
@@ -251,6 +229,6 @@ def gating_match(
     new = NetworkPlayer(game, candidate, simulations, search)
     old = NetworkPlayer(game, incumbent, simulations, search)
     gating = cfg.gating
-    return play_match(
+    return batched_match(
         game, new.actions, old.actions, int(gating.num_games), int(gating.opening_plies), seed
     )
