@@ -148,7 +148,7 @@ def test_sides_alternate_between_games_and_resign_quit_eof() -> None:
     scores = play_terminal(
         make("tictactoe"),
         agents.make("random", seed=1),
-        stdin=io.StringIO("resign\n\nresign\nx\nquit\n"),
+        stdin=io.StringIO("resign\ny\n\nresign\nyes\nx\nquit\n"),  # resign asks first
         stdout=out,
         side="alternate",
     )
