@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -14,7 +15,11 @@ import numpy as np
 import pytest
 
 from ultimate_rl.games import make
-from ultimate_rl.play.web import WebPlay, make_server
+from ultimate_rl.play.api import WebPlay
+from ultimate_rl.play.levels import Level
+from ultimate_rl.play.service import PlayService
+from ultimate_rl.play.store import Database
+from ultimate_rl.play.web import make_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -34,30 +39,68 @@ class SeededRandomAgent:
         return {"policy": mask / mask.sum(), "value": 0.25}
 
 
-class Server:
-    """A play server on 127.0.0.1 with a free port, serving in a thread."""
+RANDOM_RATING = 600.0  # the tests' own rating for the random level, so rated play works
 
-    def __init__(self, game_name: str, agent: Any, max_games: int = 8) -> None:
-        self.app = WebPlay(make(game_name), agent, agent_name="random", max_games=max_games)
+
+class Server:
+    """A play server on 127.0.0.1 with a free port, serving in a thread.
+
+    ``call`` adds the play token of games it created to move and resign requests unless
+    ``auth=False`` (the token tests send their own, or none).
+    """
+
+    def __init__(
+        self,
+        game_name: str,
+        agent: Any = None,
+        *,
+        db: str | Path = ":memory:",
+        levels: list[Level] | None = None,
+        clock: Any = time.time,
+        cache_size: int = 8,
+        read_timeout: float = 10.0,
+    ) -> None:
+        levels = levels or [Level("random", "random", built=agent, rating=RANDOM_RATING)]
+        self.database = Database(db)
+        self.service = PlayService(
+            make(game_name), levels, self.database, clock=clock, cache_size=cache_size
+        )
+        self.app = WebPlay(self.service, read_timeout=read_timeout)
         self.httpd = make_server(self.app, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.tokens: dict[str, str] = {}
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
     def call(
-        self, method: str, path: str, body: Any = None, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: bytes | None = None,
+        auth: bool = True,
     ) -> tuple[int, dict[str, Any]]:
+        parts = path.split("/")
+        if auth and isinstance(body, dict) and path.endswith(("/move", "/resign")):
+            body = {"token": self.tokens.get(parts[3], ""), **body}
+        elif auth and body is None and path.endswith("/resign"):
+            body = {"token": self.tokens.get(parts[3], "")}
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
+            with urllib.request.urlopen(request, timeout=60) as response:
+                status, answer = response.status, json.loads(response.read())
         except urllib.error.HTTPError as err:
-            return err.code, json.loads(err.read())
+            status, answer = err.code, json.loads(err.read())
+        if path == "/api/games" and status == 201:
+            self.tokens[answer["id"]] = answer["token"]
+        return status, answer
 
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+        self.database.close()
 
 
 @pytest.fixture
@@ -82,7 +125,7 @@ def test_a_whole_game_through_the_api_and_resume_by_id(server: Server) -> None:
         legal = [c for c, ok in enumerate(game["board"]["playable_cells"]) if ok]
         status, game = server.call("POST", f"/api/games/{game_id}/move", {"action": legal[-1]})
         assert status == 200, game
-    assert game["result"] in ("win", "loss", "draw")
+    assert game["result"]["outcome"] in ("win", "loss", "draw")
     status, again = server.call("GET", f"/api/games/{game_id}")
     assert status == 200 and again == game
     status, err = server.call("POST", f"/api/games/{game_id}/move", {"action": 0})
@@ -134,21 +177,25 @@ def test_resign_and_analysis(server: Server) -> None:
     assert len(analysis["policy"]) == 9 and abs(sum(analysis["policy"]) - 1) < 1e-3
     assert analysis["value"] == 0.25 and analysis["to_move"] == 0
     status, game = server.call("POST", f"/api/games/{game['id']}/resign")
-    assert status == 200 and game["result"] == "loss" and game["resigned"] == 0
+    assert status == 200 and game["result"] == {"outcome": "loss", "winner": 1, "reason": "resign"}
+    assert game["resigned"] == 0
     assert server.call("POST", f"/api/games/{game['id']}/resign")[0] == 409
     assert server.call("GET", f"/api/games/{game['id']}/analysis")[0] == 409
 
 
-def test_store_is_bounded_and_forgets_the_least_recently_used() -> None:
-    srv = Server("tictactoe", SeededRandomAgent(2), max_games=2)
+def test_memory_is_bounded_but_every_game_stays_in_the_database() -> None:
+    srv = Server("tictactoe", SeededRandomAgent(2), cache_size=2)
     try:
-        first = srv.call("POST", "/api/games", {})[1]["id"]
-        second = srv.call("POST", "/api/games", {})[1]["id"]
-        srv.call("GET", f"/api/games/{first}")  # first is now the most recently used
+        first = srv.call("POST", "/api/games", {})[1]
+        second = srv.call("POST", "/api/games", {})[1]
+        srv.call("GET", f"/api/games/{first['id']}")  # first is now the most recently used
         srv.call("POST", "/api/games", {})
-        assert len(srv.app.store) == 2
-        assert srv.call("GET", f"/api/games/{first}")[0] == 200
-        assert srv.call("GET", f"/api/games/{second}")[0] == 404
+        assert len(srv.service._cache) == 2 and second["id"] not in srv.service._cache
+        # the forgotten game comes back from the database, as it was, and can go on
+        status, again = srv.call("GET", f"/api/games/{second['id']}")
+        assert status == 200 and again["actions"] == second["actions"]
+        status, moved = srv.call("POST", f"/api/games/{second['id']}/move", {"action": 4})
+        assert status == 200 and moved["actions"][0] == 4
     finally:
         srv.close()
 

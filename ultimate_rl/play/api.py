@@ -75,6 +75,7 @@ class WebPlay:
             condition = self._conditions.setdefault(record.id, threading.Condition())
         with condition:
             self._start_agent(record, condition)
+            self._wait_for_agent(record, condition, body)
             return {
                 **self._json(record),
                 "token": record.token,
@@ -118,8 +119,7 @@ class WebPlay:
             self.service.human_move(record, action)
             condition.notify_all()
             self._start_agent(record, condition)
-            if body.get("wait", True) is not False:
-                condition.wait_for(lambda: not record.thinking, MOVE_WAIT_SECONDS)
+            self._wait_for_agent(record, condition, body)
             return self._json(record)
 
     def _read_action(self, record: GameRecord, body: dict[str, Any]) -> int:
@@ -154,6 +154,13 @@ class WebPlay:
             self.service.resign(record)
             condition.notify_all()
             return self._json(record)
+
+    def _wait_for_agent(
+        self, record: GameRecord, condition: threading.Condition, body: dict[str, Any]
+    ) -> None:
+        """Unless the body says ``"wait": false``, waits (lock released) for the agent's reply."""
+        if body.get("wait", True) is not False:
+            condition.wait_for(lambda: not record.thinking, MOVE_WAIT_SECONDS)
 
     def _start_agent(self, record: GameRecord, condition: threading.Condition) -> None:
         """Starts the agent's worker if it is to move and not already thinking (lock held)."""

@@ -57,7 +57,7 @@ class Match:
         self.timed_out: int | None = None  # the player whose clock ran out
         self.turn_seconds = turn_seconds
         self.deadline: float | None = None  # when the person's move must have arrived
-        self._start_clock(now)
+        self.start_clock(now)
 
     @property
     def over(self) -> bool:
@@ -75,7 +75,7 @@ class Match:
     def human_to_move(self) -> bool:
         return self.to_move == self.human
 
-    def _start_clock(self, now: float) -> None:
+    def start_clock(self, now: float) -> None:
         """The person's clock starts when their turn does; only their thinking time counts."""
         self.deadline = (
             now + self.turn_seconds if self.turn_seconds and self.human_to_move else None
@@ -98,7 +98,7 @@ class Match:
             raise ValueError("the game is over; start a new one")
         self.state = self.game.apply(self.state, int(action))
         self.actions.append(int(action))
-        self._start_clock(now)
+        self.start_clock(now)
 
     def resign(self) -> None:
         """The person gives up the game."""

@@ -301,8 +301,10 @@ class TerminalPlay:
         self.say(NOTATION_HELP[self.game.name])
         self.say(COMMANDS_HELP)
         resumed = self.service.load(resume) if resume else None
-        if resumed is not None and resumed.match.over:
-            raise ValueError(f"game {resume} is over: {resumed.match.result_text()}")
+        if resumed is not None:
+            if resumed.match.over:
+                raise ValueError(f"game {resume} is over: {resumed.match.result_text()}")
+            resumed.match.start_clock(self.service.clock())  # saved on quit: a fresh turn
         try:
             if self.rated and self.player is None:
                 self.player = check_player_name(self.ask("Your name (for the ratings): "))
