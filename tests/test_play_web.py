@@ -304,8 +304,10 @@ def test_page_shows_illegal_move_reason_and_analysis(browser: Any) -> None:
         assert len(browser.find_elements(By.CSS_SELECTOR, ".cell.heat")) == 9
         # a move the page would never send: the server's refusal reaches the status line
         browser.execute_script(
-            "fetch(location.pathname.replace('/game/', '/api/games/') + '/move', "
-            "{method: 'POST', body: '{\"action\": 99}'}).then(r => r.json())"
+            "const id = location.pathname.split('/').pop();"
+            "fetch('/api/games/' + id + '/move', {method: 'POST', body: JSON.stringify("
+            "{action: 99, token: localStorage.getItem('ultimate_rl.token.' + id)})})"
+            ".then(r => r.json())"
             ".then(d => showError(d.error));"
         )
         WebDriverWait(browser, 10).until(
