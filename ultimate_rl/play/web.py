@@ -197,6 +197,13 @@ class PlayHandler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = _handle
 
 
+class PlayServer(ThreadingHTTPServer):
+    """A thread per request; a listen queue for many players at once (the default is 5)."""
+
+    daemon_threads = True
+    request_queue_size = 128
+
+
 def make_handler(app: WebPlay) -> type[BaseHTTPRequestHandler]:
     """The request handler class bound to ``app`` (a slow client is cut off after its timeout)."""
     attributes = {"app": app, "routes": _routes(app), "timeout": app.read_timeout}
@@ -207,9 +214,7 @@ def make_server(app: WebPlay, host: str = "127.0.0.1", port: int = 8000) -> Thre
     """A server for ``app`` bound to ``host:port`` (port 0 picks a free one); not yet serving."""
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port must be 0-65535 (0 picks a free one), got {port!r}")
-    server = ThreadingHTTPServer((host, port), make_handler(app))
-    server.daemon_threads = True
-    return server
+    return PlayServer((host, port), make_handler(app))
 
 
 def serve(
