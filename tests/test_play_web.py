@@ -315,3 +315,167 @@ def test_page_shows_illegal_move_reason_and_analysis(browser: Any) -> None:
         )
     finally:
         srv.close()
+
+
+# ---- the game site in Chromium: rated, timed play; stale pages ------------------------------
+
+
+class FirstLegalAgent:
+    """The weakest possible level: always the first free cell, so a test knows a winning line."""
+
+    def analyse(self, game, state) -> dict[str, Any]:
+        policy = np.zeros(game.num_actions)
+        policy[game.legal_actions(state)[0]] = 1.0
+        return {"policy": policy, "value": -0.5}
+
+
+class SlowAgent(SeededRandomAgent):
+    """Thinks for 1.5 s: long enough for a person to click 'New game' meanwhile."""
+
+    def analyse(self, game, state) -> dict[str, Any]:
+        time.sleep(1.5)
+        return super().analyse(game, state)
+
+
+def _wait(driver: Any, condition: Any, seconds: float = 30) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def _click_cell(driver: Any, cell: int) -> None:
+    from selenium.webdriver.common.by import By
+
+    selector = f".cell.playable[data-cell='{cell}']"
+    _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector))[0].click()
+
+
+def _new_game(driver: Any, side: str, seconds: int, rated: bool) -> str:
+    """Sets up and starts a game from the page's controls; returns its id."""
+    from selenium.webdriver.common.by import By
+
+    old = driver.current_url
+    driver.find_element(By.CSS_SELECTOR, f"input[name=side][value={side}]").click()
+    driver.execute_script(  # the page offers 30/60 s; the API takes any number of seconds
+        "const c = document.getElementById('clock');"
+        "c.add(new Option(arguments[0], arguments[0])); c.value = arguments[0];",
+        str(seconds),
+    )
+    if driver.find_element(By.ID, "rated").is_selected() != rated:
+        driver.find_element(By.ID, "rated").click()
+    in_progress = not driver.find_element(By.ID, "result").is_displayed()
+    driver.find_element(By.ID, "new-game").click()
+    if in_progress:
+        driver.switch_to.alert.accept()  # a game is in progress: the page asks first
+    _wait(driver, lambda d: d.current_url != old and "/game/" in d.current_url)
+    return driver.current_url.rsplit("/", 1)[1]
+
+
+def test_rated_timed_games_lost_on_time_and_won_and_the_rating_survives_a_restart(
+    browser: Any, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    db = tmp_path / "site.sqlite3"
+    levels = [Level("first-cell", "first", built=FirstLegalAgent(), rating=RANDOM_RATING)]
+    srv = Server("tictactoe", db=db, levels=levels)
+    try:
+        browser.get(srv.url + "/")
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".cell.playable"))
+        browser.find_element(By.ID, "player").send_keys("ann")
+        # 1. rated, 3 s a move, and no move: the server ends it on time, the page shows it
+        lost = _new_game(browser, "x", 3, rated=True)
+        _wait(browser, lambda d: "s left" in d.find_element(By.ID, "clock-left").text, 5)
+        result = browser.find_element(By.ID, "result")
+        _wait(browser, lambda d: result.is_displayed(), 20)
+        assert "time" in result.text
+        change = browser.find_element(By.ID, "rating-change").text
+        assert change == "ann's rating: 1000 → 971"
+        assert srv.call("GET", f"/api/games/{lost}")[1]["result"]["reason"] == "time"
+        # 2. rated, 60 s a move: b2, c1, a3 wins against the first-free-cell level
+        won = _new_game(browser, "x", 60, rated=True)
+        for cell in (4, 2, 6):
+            _click_cell(browser, cell)
+        _wait(browser, lambda d: result.is_displayed())
+        assert result.text == "You win!"
+        wins = browser.find_elements(By.CSS_SELECTOR, ".cell.win")
+        assert sorted(int(c.get_attribute("data-cell")) for c in wins) == [2, 4, 6]
+        rating = srv.call("GET", "/api/players/ann")[1]["rating"]
+        assert browser.find_element(By.ID, "rating-change").text.endswith(f"→ {round(rating)}")
+        _wait(browser, lambda d: d.find_element(By.ID, "review").is_displayed())
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#review-moves li")) == 5
+    finally:
+        srv.close()
+    again = Server("tictactoe", db=db, levels=levels)  # a restart: same file, new process state
+    try:
+        assert again.call("GET", "/api/players/ann")[1]["rating"] == rating
+        browser.get(f"{again.url}/game/{won}")
+        _wait(browser, lambda d: d.find_element(By.ID, "result").is_displayed())
+        assert browser.find_element(By.ID, "result").text == "You win!"
+        _wait(browser, lambda d: "ann" in d.find_element(By.ID, "leaderboard-rows").text)
+        assert str(round(rating)) in browser.find_element(By.ID, "leaderboard-rows").text
+        browser.get(f"{again.url}/game/{lost}")
+        _wait(browser, lambda d: "time" in d.find_element(By.ID, "result").text)
+    finally:
+        again.close()
+
+
+def test_new_game_while_the_agent_thinks_keeps_the_new_game(browser: Any) -> None:
+    """Bug: the old game's late reply switched the board back while the address showed the new."""
+    from selenium.webdriver.common.by import By
+
+    srv = Server("tictactoe", SlowAgent(7))
+    try:
+        browser.get(srv.url + "/")
+        _click_cell(browser, 4)  # the agent now thinks for 1.5 s
+        old = browser.current_url.rsplit("/", 1)[1]
+        browser.find_element(By.ID, "new-game").click()
+        browser.switch_to.alert.accept()  # mid-game: the page asks first
+        _wait(browser, lambda d: not d.current_url.endswith(old))
+        new = browser.current_url.rsplit("/", 1)[1]
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{old}")[1]["actions"]) == 2)
+        time.sleep(0.5)  # the old game's reply has arrived; the page must ignore it
+        shown = browser.find_element(By.ID, "watch-link").text
+        assert shown.endswith(f"/game/{new}")
+        assert [c.text for c in browser.find_elements(By.CSS_SELECTOR, ".cell")] == [""] * 9
+        _click_cell(browser, 0)
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{new}")[1]["actions"]) == 2)
+        assert len(srv.call("GET", f"/api/games/{old}")[1]["actions"]) == 2
+    finally:
+        srv.close()
+
+
+def test_two_windows_on_one_game_stay_in_step(browser: Any) -> None:
+    """Bug: the second window went stale and reported an illegal move for a board it showed."""
+    from selenium.webdriver.common.by import By
+
+    srv = Server("uttt", SeededRandomAgent(8))
+    try:
+        browser.get(srv.url + "/")
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".cell.playable"))
+        first = browser.current_window_handle
+        browser.switch_to.new_window("window")
+        browser.get(srv.url + "/")  # this device's unfinished game: the same one
+        second = browser.current_window_handle
+        game_id = browser.current_url.rsplit("/", 1)[1]
+        browser.switch_to.window(first)
+        assert browser.current_url.endswith(game_id)
+        browser.find_elements(By.CSS_SELECTOR, ".cell.playable")[40].click()
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{game_id}")[1]["actions"]) == 2)
+        browser.switch_to.window(second)
+        game = srv.call("GET", f"/api/games/{game_id}")[1]
+
+        def in_step(d: Any) -> bool:
+            marks = sum(1 for c in d.find_elements(By.CSS_SELECTOR, ".cell") if c.text)
+            active = [
+                int(b.get_attribute("data-board"))
+                for b in d.find_elements(By.CSS_SELECTOR, ".small.active")
+            ]
+            return marks == 2 and active == game["board"]["active_boards"]
+
+        _wait(browser, in_step, 20)
+        browser.find_elements(By.CSS_SELECTOR, ".cell.playable")[0].click()
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{game_id}")[1]["actions"]) == 4)
+        assert "illegal" not in browser.find_element(By.ID, "status").text
+    finally:
+        srv.close()
