@@ -317,6 +317,13 @@ async function showLeaderboard() {
     }
     return row;
   });
+  if (!rows.length) {
+    const empty = el("tr");
+    const cell = el("td", "muted", "No rated games yet: tick \"Rated\", pick a rated level and play.");
+    cell.colSpan = 5;
+    empty.appendChild(cell);
+    rows.push(empty);
+  }
   $("leaderboard-rows").replaceChildren(...rows);
 }
 
