@@ -176,6 +176,7 @@ def test_games_and_ratings_survive_a_restart(tmp_path: Path) -> None:
         assert again.call("GET", "/api/leaderboard")[1]["players"][0]["name"] == "ann"
         status, game = again.call("GET", f"/api/games/{going['id']}")
         assert status == 200 and game["actions"] == going["actions"]
+        assert game["version"] == going["version"]  # versions go on rising: pages compare them
         assert 500 < game["seconds_left"] <= 600
         status, game = again.call(
             "POST", f"/api/games/{going['id']}/move", {"action": _legal(game)[0]}

@@ -14,6 +14,8 @@ import time
 import traceback
 from typing import Any
 
+import numpy as np
+
 from ultimate_rl.play.notation import NOTATION_HELP, MoveError, parse_move, why_illegal
 from ultimate_rl.play.service import GameRecord, PlayError, PlayService
 from ultimate_rl.play.session import parse_side, parse_turn_seconds
@@ -174,7 +176,9 @@ class WebPlay:
         )
         worker.start()
 
-    def _agent_worker(self, record: GameRecord, condition: threading.Condition, state, ply) -> None:
+    def _agent_worker(
+        self, record: GameRecord, condition: threading.Condition, state: np.ndarray, ply: int
+    ) -> None:
         try:
             decision = self.service.think(record, state, ply)
         except Exception:  # a broken agent must not take the server down; the next read retries

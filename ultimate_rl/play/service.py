@@ -26,6 +26,7 @@ from ultimate_rl.play.notation import move_to_text
 from ultimate_rl.play.session import Match
 from ultimate_rl.play.store import Database
 
+OPENING_NONE = 10**6  # a ply past every opening: review analyses are never randomised
 PLAYER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\- ]{0,31}")
 
 
@@ -182,6 +183,7 @@ class PlayService:
             data.get("player"),
             {int(ply): review for ply, review in data.get("reviews", {}).items()},
             data.get("rating_change"),
+            data.get("version", 0),  # versions keep rising across restarts: pages compare them
         )
         self._remember(record)
         return record
@@ -198,7 +200,9 @@ class PlayService:
     def save(self, record: GameRecord) -> None:
         """Stores the game (rating it once, when a rated game has just ended)."""
         match = record.match
+        record.version += 1
         data = {
+            "version": record.version,
             "key": self.key,
             "game": self.game.name,
             "options": game_options(self.game),
@@ -215,7 +219,6 @@ class PlayService:
         change = self.db.save_game(record.id, record.token, data, self.clock(), rating)
         if change is not None:
             record.rating_change = change
-        record.version += 1
 
     def check_token(self, record: GameRecord, token: Any) -> None:
         if not isinstance(token, str) or not secrets.compare_digest(token, record.token):
@@ -336,9 +339,6 @@ class PlayService:
 
     def leaderboard(self) -> dict[str, Any]:
         return {"game": self.key, "players": self.db.leaderboard(self.key)}
-
-
-OPENING_NONE = 10**6  # a ply past every opening: review analyses are never randomised
 
 
 def load_service_game(db: Database, game_id: str) -> Game:

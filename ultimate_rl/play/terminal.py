@@ -197,11 +197,11 @@ class TerminalPlay:
         answer = self.ask(f"{question} [{'Y/n' if default else 'y/N'}] ").lower()
         return default if not answer else answer in ("y", "yes")
 
-    def names(self, match: Match) -> tuple[str, str]:
+    def names(self, record: GameRecord) -> tuple[str, str]:
         """Who is who, e.g. ("You (X)", "uct (O)")."""
         marks = self.game_marks()
-        you = f"You ({marks[match.human]})"
-        return you, f"{self.level.name} ({marks[1 - match.human]})"
+        you = f"You ({marks[record.match.human]})"
+        return you, f"{record.level.name} ({marks[1 - record.match.human]})"
 
     def game_marks(self) -> tuple[str, str]:
         return ("odd", "even") if self.game.name == "numerical_ttt" else ("X", "O")
@@ -252,7 +252,7 @@ class TerminalPlay:
 
     def agent_turn(self, record: GameRecord) -> None:
         # the first move on a cold machine compiles the search: say so rather than look hung
-        self.stdout.write(f"{self.level.name} is thinking...")
+        self.stdout.write(f"{record.level.name} is thinking...")
         self.stdout.flush()
         start = time.perf_counter()
         action = self.service.agent_move(record)
@@ -268,7 +268,7 @@ class TerminalPlay:
             player=self.player,
         )
         match = record.match
-        you, them = self.names(match)
+        you, them = self.names(record)
         first = you if match.human == 0 else them
         verb = "Resumed" if resume else "New"
         clock = f" You have {match.turn_seconds:g} s a move." if match.turn_seconds else ""
@@ -308,8 +308,9 @@ class TerminalPlay:
         try:
             if self.rated and self.player is None:
                 self.player = check_player_name(self.ask("Your name (for the ratings): "))
-            self.say(f"Loading {self.level.name}...")
-            self.level.get_agent()
+            level = resumed.level if resumed else self.level
+            self.say(f"Loading {level.name}...")
+            level.get_agent()
             while games is None or sum(scores.results.values()) < games:
                 match = self.play_game(resumed.match.human if resumed else human, resumed)
                 resumed = None
