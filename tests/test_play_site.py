@@ -334,3 +334,25 @@ def test_fifty_games_at_once_stay_consistent_and_reads_stay_fast() -> None:
         assert p95 < 500
     finally:
         srv.close()
+
+
+def test_a_game_against_a_level_the_restarted_server_lacks_shows_but_does_not_play(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "play.sqlite3"
+    srv = Server("tictactoe", SeededRandomAgent(9), db=db)
+    try:
+        _, game = srv.call("POST", "/api/games", {"side": "x"})
+        tokens = dict(srv.tokens)
+    finally:
+        srv.close()
+    levels = [Level("other", "random", built=SeededRandomAgent(9))]
+    again = Server("tictactoe", db=db, levels=levels)
+    try:
+        again.tokens = tokens
+        status, shown = again.call("GET", f"/api/games/{game['id']}")
+        assert status == 200 and shown["level"]["name"] == "random"
+        status, err = again.call("POST", f"/api/games/{game['id']}/move", {"action": 4})
+        assert status == 409 and "does not offer" in err["error"]
+    finally:
+        again.close()

@@ -173,7 +173,10 @@ class PlayService:
         if stored is None or stored[1].get("key") != self.key:
             raise PlayError(404, f"no game {game_id!r} of {self.key} here; start a new game")
         token, data = stored
-        level = self.levels.get(data["level"]) or self.level(None)
+        # a level this server does not offer still shows the game; play stops (``playable``)
+        level = self.levels.get(data["level"]) or Level(
+            data["level"], "", rating=data.get("rating")
+        )
         record = GameRecord(
             game_id,
             token,
@@ -207,6 +210,7 @@ class PlayService:
             "game": self.game.name,
             "options": game_options(self.game),
             "level": record.level.name,
+            "rating": record.level.rating,
             "rated": record.rated,
             "player": record.player,
             "match": match.to_record(),
@@ -235,6 +239,12 @@ class PlayService:
         match = record.match
         if match.over:
             raise PlayError(409, f"the game is over: {match.result_text()}")
+        if not self.playable(record):
+            raise PlayError(
+                409,
+                f"this game is against level {record.level.name!r}, which this server does not "
+                f"offer (it offers {list(self.levels)}); start the server with that level",
+            )
         if not match.human_to_move:
             raise PlayError(409, "it is the agent's turn, not yours")
         match.play(action, self.clock())
@@ -247,8 +257,12 @@ class PlayService:
         record.match.resign()
         self.save(record)
 
+    def playable(self, record: GameRecord) -> bool:
+        """Whether this server offers the game's level (a restart may offer other levels)."""
+        return self.levels.get(record.level.name) is record.level
+
     def agent_to_move(self, record: GameRecord) -> bool:
-        return not record.match.over and not record.match.human_to_move
+        return not record.match.over and not record.match.human_to_move and self.playable(record)
 
     def think(self, record: GameRecord, state: np.ndarray, ply: int) -> Decision:
         """The level's move in ``state`` (a copy): the slow part, needing no lock on the game."""
