@@ -16,7 +16,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.play.api import WebPlay
 from ultimate_rl.play.levels import Level, default_levels
 from ultimate_rl.play.opponent import DEFAULT_GAME, make_opponent
-from ultimate_rl.play.service import PlayService, load_service_game
+from ultimate_rl.play.service import PlayError, PlayService, load_service_game
 from ultimate_rl.play.session import parse_turn_seconds
 from ultimate_rl.play.store import Database, default_db_path
 from ultimate_rl.play.terminal import TerminalPlay
@@ -77,7 +77,7 @@ def main(cfg: DictConfig) -> None:
     torch.set_num_threads(1)
     try:
         run(cfg)
-    except (ValueError, FileNotFoundError, OSError, OverflowError) as err:
+    except (ValueError, PlayError, OSError, OverflowError) as err:
         sys.exit(f"play: {err}")
     except KeyboardInterrupt:
         sys.exit("play: interrupted")

@@ -248,11 +248,12 @@ def test_terminal_clock_shows_the_seconds_left_and_a_late_move_loses() -> None:
 def test_terminal_rated_game_asks_a_name_and_updates_the_rating(tmp_path: Path) -> None:
     service = _service(str(tmp_path / "play.sqlite3"))
     out = io.StringIO()
-    TerminalPlay(service, stdin=io.StringIO("bob\nresign\ny\n"), stdout=out, rated=True).run(
+    TerminalPlay(service, stdin=io.StringIO("<b>\nbob\nresign\ny\n"), stdout=out, rated=True).run(
         "x", games=1
     )
     text = out.getvalue()
-    assert "Your name" in text and "bob's rating: 1000 -> 971" in text
+    assert "Your name" in text and "a player name is" in text  # '<b>' is refused, then asked again
+    assert "bob's rating: 1000 -> 971" in text
     assert service.player("bob")["losses"] == 1
 
 

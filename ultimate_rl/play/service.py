@@ -124,6 +124,16 @@ class PlayService:
             raise PlayError(400, f"unknown level {name!r}; choose one of {list(self.levels)}")
         return self.levels[name]
 
+    def check_rated(self, level: Level) -> None:
+        """Refuses rated play against a level without a rating (nothing to rate against)."""
+        if level.rating is None:
+            rated_ones = [n for n, lv in self.levels.items() if lv.rating is not None]
+            raise PlayError(
+                400,
+                f"level {level.name!r} has no rating, so games against it cannot be rated; "
+                f"rated levels: {rated_ones or 'none for this game'}",
+            )
+
     def info(self) -> dict[str, Any]:
         return {
             "game": self.game.name,
@@ -146,15 +156,8 @@ class PlayService:
     ) -> GameRecord:
         chosen = self.level(level)
         if rated:
-            if chosen.rating is None:
-                rated_ones = [n for n, lv in self.levels.items() if lv.rating is not None]
-                raise PlayError(
-                    400,
-                    f"level {chosen.name!r} has no rating, so games against it cannot be rated; "
-                    f"rated levels: {rated_ones or 'none for this game'}",
-                )
-            player = check_player_name(player)
-        elif player is not None:
+            self.check_rated(chosen)
+        if rated or player is not None:
             player = check_player_name(player)
         match = Match(self.game, human, turn_seconds, now=self.clock())
         record = GameRecord(

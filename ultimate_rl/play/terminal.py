@@ -15,7 +15,13 @@ from typing import TextIO
 from ultimate_rl.games.base import Game
 from ultimate_rl.play.levels import Level
 from ultimate_rl.play.notation import NOTATION_HELP, MoveError, move_to_text, parse_move
-from ultimate_rl.play.service import GameRecord, PlayService, check_player_name, rules_text
+from ultimate_rl.play.service import (
+    GameRecord,
+    PlayError,
+    PlayService,
+    check_player_name,
+    rules_text,
+)
 from ultimate_rl.play.session import Agent, Match, parse_side
 from ultimate_rl.play.store import Database
 from ultimate_rl.play.view import BoardView
@@ -300,14 +306,19 @@ class TerminalPlay:
         self.say(rules_text(self.game))
         self.say(NOTATION_HELP[self.game.name])
         self.say(COMMANDS_HELP)
+        if self.rated:
+            self.service.check_rated(self.level)  # before asking the person's name
         resumed = self.service.load(resume) if resume else None
         if resumed is not None:
             if resumed.match.over:
                 raise ValueError(f"game {resume} is over: {resumed.match.result_text()}")
             resumed.match.start_clock(self.service.clock())  # saved on quit: a fresh turn
         try:
-            if self.rated and self.player is None:
-                self.player = check_player_name(self.ask("Your name (for the ratings): "))
+            while self.rated and self.player is None:
+                try:
+                    self.player = check_player_name(self.ask("Your name (for the ratings): "))
+                except PlayError as err:
+                    self.say(err.reason)
             level = resumed.level if resumed else self.level
             self.say(f"Loading {level.name}...")
             level.get_agent()
