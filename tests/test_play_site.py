@@ -160,6 +160,7 @@ def test_games_and_ratings_survive_a_restart(tmp_path: Path) -> None:
     srv = Server("tictactoe", SeededRandomAgent(3), db=db)
     try:
         _, lost = srv.call("POST", "/api/games", {"rated": True, "player": "ann", "side": "o"})
+        assert srv.call("GET", f"/api/games/{lost['id']}/analysis")[0] == 403  # no help when rated
         status, lost = srv.call("POST", f"/api/games/{lost['id']}/resign")
         expected = elo_update(INITIAL_RATING, RANDOM_RATING, 0.0)
         assert lost["rating_change"] == {"before": INITIAL_RATING, "after": round(expected, 1)}

@@ -382,6 +382,7 @@ def test_rated_timed_games_lost_on_time_and_won_and_the_rating_survives_a_restar
     try:
         browser.get(srv.url + "/")
         _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".cell.playable"))
+        assert "3 in a row" in browser.find_element(By.ID, "rules").text
         browser.find_element(By.ID, "player").send_keys("ann")
         # 1. rated, 3 s a move, and no move: the server ends it on time, the page shows it
         lost = _new_game(browser, "x", 3, rated=True)
@@ -428,6 +429,10 @@ def test_new_game_while_the_agent_thinks_keeps_the_new_game(browser: Any) -> Non
     try:
         browser.get(srv.url + "/")
         _click_cell(browser, 4)  # the agent now thinks for 1.5 s
+        # the person's own move is drawn at once, not when the agent's reply comes
+        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".cell[data-cell='4']").text, 1)
+        assert browser.find_element(By.CSS_SELECTOR, ".cell[data-cell='4']").text == "X"
+        assert "thinking" in browser.find_element(By.ID, "status").text
         old = browser.current_url.rsplit("/", 1)[1]
         browser.find_element(By.ID, "new-game").click()
         browser.switch_to.alert.accept()  # mid-game: the page asks first
@@ -477,5 +482,9 @@ def test_two_windows_on_one_game_stay_in_step(browser: Any) -> None:
         browser.find_elements(By.CSS_SELECTOR, ".cell.playable")[0].click()
         _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{game_id}")[1]["actions"]) == 4)
         assert "illegal" not in browser.find_element(By.ID, "status").text
+        browser.find_element(By.ID, "resign").click()
+        browser.switch_to.alert.dismiss()  # resigning asks first; "cancel" keeps the game
+        time.sleep(0.3)
+        assert not srv.call("GET", f"/api/games/{game_id}")[1]["over"]
     finally:
         srv.close()
