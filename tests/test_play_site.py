@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -246,12 +247,21 @@ def test_openings_vary_among_near_equal_moves_then_play_the_best() -> None:
 # ---- bugs ----------------------------------------------------------------------------------
 
 
-def test_deeply_nested_json_is_a_400_not_a_dropped_connection(server: Server) -> None:
+@pytest.mark.parametrize("recursion_limit", [None, 100_000])
+def test_deeply_nested_json_is_a_400_not_a_dropped_connection(
+    server: Server, recursion_limit: int | None
+) -> None:
+    """Whatever the interpreter's recursion limit (libraries raise it), the depth is refused."""
     _, game = server.call("POST", "/api/games", {})
     body = ('{"a":' + "[" * 2000 + "]" * 2000 + "}").encode()
     assert len(body) < 4096
-    status, err = server.call("POST", f"/api/games/{game['id']}/move", raw=body)
-    assert status == 400 and "nested" in err["error"]
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(recursion_limit or previous)
+    try:
+        status, err = server.call("POST", f"/api/games/{game['id']}/move", raw=body)
+    finally:
+        sys.setrecursionlimit(previous)
+    assert status == 400 and "nested too deeply" in err["error"]
     assert server.call("GET", f"/api/games/{game['id']}")[0] == 200
 
 

@@ -39,6 +39,7 @@ from ultimate_rl.play.api import WebPlay
 from ultimate_rl.play.service import PlayError
 
 MAX_BODY_BYTES = 4096
+MAX_NESTING = 16  # the API's bodies are flat objects
 STATIC_FILES = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
@@ -85,14 +86,39 @@ def _static(name: str) -> bytes:
     return resources.files("ultimate_rl.play").joinpath("web", name).read_bytes()
 
 
+def nesting_depth(text: str) -> int:
+    """How deeply ``[`` and ``{`` nest in JSON text (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def parse_body(raw: bytes) -> dict[str, Any]:
-    """A request body as a JSON object, or a 400 saying what is wrong with it."""
+    """A request body as a JSON object, or a 400 saying what is wrong with it.
+
+    The depth is checked first: the decoder recurses per level, and a few KB of brackets would
+    otherwise end in a RecursionError (or not, depending on the interpreter's recursion limit).
+    """
     try:
-        body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise PlayError(400, f"the body is not valid UTF-8 ({err})") from None
+    if nesting_depth(text) > MAX_NESTING:
+        raise PlayError(400, f"the body's JSON is nested too deeply (at most {MAX_NESTING} levels)")
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as err:
         raise PlayError(400, f"the body is not valid JSON ({err})") from None
-    except RecursionError:  # the decoder recurses per nesting level
-        raise PlayError(400, "the body's JSON is nested too deeply") from None
     if not isinstance(body, dict):
         raise PlayError(400, "the body must be a JSON object, e.g. {}")
     return body
