@@ -119,6 +119,20 @@ def test_the_server_clock_loses_a_late_move_on_time_even_unwatched() -> None:
         srv.close()
 
 
+def test_an_abandoned_rated_game_is_lost_on_time_before_ratings_are_read() -> None:
+    clock = FakeClock()
+    srv = Server("tictactoe", SeededRandomAgent(2), clock=clock)
+    try:
+        body = {"side": "x", "turn_seconds": 30, "rated": True, "player": "cy"}
+        assert srv.call("POST", "/api/games", body)[0] == 201
+        clock.now += 31  # the page was closed: nobody reads the game again
+        status, player = srv.call("GET", "/api/players/cy")
+        assert status == 200 and player["losses"] == 1
+        assert srv.call("GET", "/api/leaderboard")[1]["players"][0]["name"] == "cy"
+    finally:
+        srv.close()
+
+
 @pytest.mark.parametrize(
     ("value", "status"),
     [(None, 201), (0, 201), ("off", 201), (30, 201), (2.5, 201), (-1, 400), ("x", 400), (1e9, 400)],

@@ -216,10 +216,24 @@ class WebPlay:
                 self.service.save(record)
             return self.service.review(record)
 
+    def end_expired_games(self) -> None:
+        """Ends on time the games whose clock ran out unread, so ratings never wait for a read
+        (a player cannot dodge a loss by closing the page)."""
+        for game_id in self.service.db.expired_games(self.service.clock()):
+            try:
+                record, condition = self._open(game_id)
+            except PlayError:  # another game's row (another game type in the same file)
+                continue
+            with condition:
+                self.service.refresh_clock(record)
+                condition.notify_all()
+
     def player(self, name: str) -> dict[str, Any]:
+        self.end_expired_games()
         return self.service.player(name)
 
     def leaderboard(self) -> dict[str, Any]:
+        self.end_expired_games()
         return self.service.leaderboard()
 
 

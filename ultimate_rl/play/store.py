@@ -21,7 +21,9 @@ INITIAL_RATING = 1000.0  # a new player starts level with UCT-1000, the ladder's
 K_FACTOR = 32.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
-    id TEXT PRIMARY KEY, token TEXT NOT NULL, data TEXT NOT NULL, updated REAL NOT NULL);
+    id TEXT PRIMARY KEY, token TEXT NOT NULL, data TEXT NOT NULL, updated REAL NOT NULL,
+    deadline REAL);
+CREATE INDEX IF NOT EXISTS games_deadline ON games (deadline);
 CREATE TABLE IF NOT EXISTS players (
     game TEXT NOT NULL, name TEXT NOT NULL, rating REAL NOT NULL,
     games INTEGER NOT NULL DEFAULT 0, wins INTEGER NOT NULL DEFAULT 0,
@@ -70,7 +72,8 @@ class Database:
         now: float,
         rating: tuple[str, str, float, str] | None = None,
     ) -> dict[str, Any] | None:
-        """Stores a game; ``rating`` (game key, player, opponent rating, outcome) also rates it.
+        """Stores a game (``data["match"]["deadline"]`` is indexed for ``expired_games``);
+        ``rating`` (game key, player, opponent rating, outcome) also rates it.
 
         Returns the rating change ``{"before", "after"}`` when one was applied.
         """
@@ -81,8 +84,9 @@ class Database:
                 if change is not None:
                     data = {**data, "rating_change": change}
                 self._db.execute(
-                    "INSERT OR REPLACE INTO games (id, token, data, updated) VALUES (?, ?, ?, ?)",
-                    (game_id, token, json.dumps(data), now),
+                    "INSERT OR REPLACE INTO games (id, token, data, updated, deadline) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (game_id, token, json.dumps(data), now, data["match"].get("deadline")),
                 )
                 self._db.execute("COMMIT")
             except BaseException:
@@ -112,6 +116,14 @@ class Database:
                 "SELECT token, data FROM games WHERE id = ?", (game_id,)
             ).fetchone()
         return None if row is None else (row[0], json.loads(row[1]))
+
+    def expired_games(self, now: float) -> list[str]:
+        """Ids of games whose person's clock ran out without anyone reading them since."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM games WHERE deadline IS NOT NULL AND deadline < ?", (now,)
+            ).fetchall()
+        return [row[0] for row in rows]
 
     def delete_game(self, game_id: str) -> None:
         with self._lock:

@@ -351,6 +351,8 @@ class TerminalPlay:
             if not keep:
                 self.service.db.delete_game(record.id)
                 return
+        record.match.deadline = None  # the clock stops while saved; resuming starts a fresh turn
+        self.service.save(record)
         self.say(
             f"Saved. Continue it with: python scripts/play.py resume={record.id} "
             f"db={self.service.db.path}"
