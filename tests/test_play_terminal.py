@@ -189,12 +189,13 @@ def test_opponent_settings() -> None:
         make_opponent("missing/agent.urla")
 
 
-def test_play_script_runs_a_game_from_stdin() -> None:
+def test_play_script_runs_a_game_from_stdin(tmp_path: Path) -> None:
     cells = [f"{c}{r}" for r in "123" for c in "abc"] * 9
     result = subprocess.run(
         [
             sys.executable,
             "scripts/play.py",
+            f"db={tmp_path / 'play.sqlite3'}",  # never the user's own database
             "game=tictactoe",
             "agent=random",
             "seed=0",
@@ -314,9 +315,9 @@ def test_the_terminal_says_the_agent_is_thinking_before_its_move() -> None:
     assert any(line.startswith("agent is thinking... plays") for line in lines)
 
 
-def test_play_script_bad_port_is_one_line_and_help_names_game_options() -> None:
+def test_play_script_bad_port_is_one_line_and_help_names_game_options(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "scripts/play.py", "ui=web", "port=99999"],
+        [sys.executable, "scripts/play.py", "ui=web", "port=99999", f"db={tmp_path / 'p.db'}"],
         capture_output=True,
         text=True,
         cwd=ROOT,
