@@ -328,6 +328,9 @@ class FirstLegalAgent:
         policy[game.legal_actions(state)[0]] = 1.0
         return {"policy": policy, "value": -0.5}
 
+    def select_action(self, game, state) -> int:
+        return int(game.legal_actions(state)[0])
+
 
 class SlowAgent(SeededRandomAgent):
     """Thinks for 1.5 s: long enough for a person to click 'New game' meanwhile."""

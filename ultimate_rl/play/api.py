@@ -211,9 +211,7 @@ class WebPlay:
             missing = self.service.review_missing(record)
         found = self.service.analyse_plies(record, missing)  # slow: without the game's lock
         with condition:
-            if found:
-                record.reviews.update(found)
-                self.service.save(record)
+            self.service.add_reviews(record, found)
             return self.service.review(record)
 
     def end_expired_games(self) -> None:

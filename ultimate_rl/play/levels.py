@@ -7,7 +7,8 @@ run recorded, so the ratings shown are the ratings measured. Levels without a ca
 perfect, the other games) are unrated: rated play against them is refused.
 
 A level also varies its first moves (``decide``): among the moves its analysis rates nearly as
-high as its best one it samples by that rating, so a person cannot replay a won game move by move.
+high as its best one it samples by that rating, so a person cannot replay a won game move by move;
+after the opening it plays its own choice, as calibrated.
 """
 
 from __future__ import annotations
@@ -59,11 +60,17 @@ class Level:
 
 @dataclass(frozen=True)
 class Decision:
-    """The agent's move, with what it thought: its value for the mover and its preferred move."""
+    """The agent's move, and what it thought when it analysed: its preferred move and its value
+    for the mover (``analysed`` False: it only chose, so the review asks for the value later)."""
 
     action: int
-    value: float | None
     best: int
+    value: float | None = None
+    analysed: bool = False
+
+    def review(self) -> dict[str, Any]:
+        """What the review keeps of it (the value only if there was an analysis)."""
+        return {"best": self.best, **({"value": self.value} if self.analysed else {})}
 
 
 def analysis_parts(analysis: Any, game: Game, state: np.ndarray) -> tuple[np.ndarray, float | None]:
@@ -84,17 +91,32 @@ def analysis_parts(analysis: Any, game: Game, state: np.ndarray) -> tuple[np.nda
     return (policy / total if total > 0 else policy), None if value is None else float(value)
 
 
+def assess(agent: Agent, game: Game, state: np.ndarray) -> Decision:
+    """The agent's analysis of ``state`` as a decision: its most favoured move and its value."""
+    policy, value = analysis_parts(agent.analyse(game, state), game, state)
+    best = int(np.argmax(policy))
+    return Decision(best, best, value, analysed=True)
+
+
 def decide(
     agent: Agent, game: Game, state: np.ndarray, ply: int, rng: np.random.Generator
 ) -> Decision:
-    """The agent's move at ``ply``: its best one, or in the opening a near-equal one at random."""
+    """The agent's move at ``ply``: in the opening a near-equal one at random, later its own choice.
+
+    After the opening the agent's ``select_action`` decides, not the most visited move of its
+    analysis: a UCT-Solver plays a proven win even when another move has more visits, so the
+    level plays exactly as it did in the calibration.
+    """
+    if ply >= OPENING_PLIES:
+        action = int(agent.select_action(game, state))
+        return Decision(action, action)
     policy, value = analysis_parts(agent.analyse(game, state), game, state)
     best = int(np.argmax(policy))
     action = best
-    if ply < OPENING_PLIES and policy[best] > 0:
+    if policy[best] > 0:
         near = np.flatnonzero(policy >= NEAR_BEST * policy[best])
         action = int(rng.choice(near, p=policy[near] / policy[near].sum()))
-    return Decision(action, value, best)
+    return Decision(action, best, value, analysed=True)
 
 
 def evaluation_file(game_name: str) -> Path | None:

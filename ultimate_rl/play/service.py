@@ -21,12 +21,11 @@ import numpy as np
 
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
-from ultimate_rl.play.levels import Decision, Level, analysis_parts, decide
+from ultimate_rl.play.levels import Decision, Level, analysis_parts, assess, decide
 from ultimate_rl.play.notation import move_to_text
 from ultimate_rl.play.session import Match
 from ultimate_rl.play.store import Database
 
-OPENING_NONE = 10**6  # a ply past every opening: review analyses are never randomised
 PLAYER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\- ]{0,31}")
 
 
@@ -289,7 +288,7 @@ class PlayService:
         match = record.match
         if match.over or len(match.actions) != ply or match.human_to_move:
             return False
-        record.reviews[ply] = {"value": decision.value, "best": decision.best}
+        record.reviews[ply] = decision.review()
         match.play(decision.action, self.clock())
         self.save(record)
         return True
@@ -304,20 +303,30 @@ class PlayService:
     # ---- after the game -------------------------------------------------------------------
 
     def review_missing(self, record: GameRecord) -> list[int]:
-        """Plies of a finished game that the agent has not analysed yet (the person's moves)."""
+        """Plies of a finished game without the agent's value yet (the person's moves, and the
+        agent's own after the opening, where it chose without analysing)."""
         if not record.match.over:
             raise PlayError(409, "the review opens when the game is over")
-        return [ply for ply in range(len(record.match.actions)) if ply not in record.reviews]
+        plies = range(len(record.match.actions))
+        return [ply for ply in plies if "value" not in record.reviews.get(ply, {})]
 
     def analyse_plies(self, record: GameRecord, plies: list[int]) -> dict[int, dict[str, Any]]:
         """The level's value and preferred move before each of ``plies`` (no lock on the game)."""
         actions = list(record.match.actions)
+        level = record.level
         found = {}
         for ply in plies:
             state = self.game.apply_sequence(actions[:ply])
-            decision = self.think(record, state, OPENING_NONE)
-            found[ply] = {"value": decision.value, "best": decision.best}
+            with level.lock:
+                found[ply] = assess(level.get_agent(), self.game, state).review()
         return found
+
+    def add_reviews(self, record: GameRecord, found: dict[int, dict[str, Any]]) -> None:
+        """Adds analysed plies; a move the agent chose stays its preferred move at that ply."""
+        for ply, review in found.items():
+            record.reviews[ply] = {**review, **record.reviews.get(ply, {})}
+        if found:
+            self.save(record)
 
     def review(self, record: GameRecord) -> dict[str, Any]:
         """Each move of the finished game with the agent's value (for the person) and choice."""

@@ -294,11 +294,14 @@ async function showReview() {
   svg.replaceChildren(axis, line);
   const list = $("review-moves");
   list.replaceChildren();
+  const short = (text) => text.split(" (")[0];  // "e5 (board 5, cell 5)" -> "e5"
   for (const ply of review.plies) {
-    const item = el("li", ply.best !== null && ply.best !== ply.move ? "differs" : "",
-      `${ply.by === "you" ? "You" : "Agent"}: ${ply.move_text}`
-      + (ply.best_text ? ` (agent: ${ply.best_text})` : ""));
-    list.appendChild(item);
+    // the person's moves show the agent's preference where it differs (in red)
+    const differs = ply.by === "you" && ply.best !== null && ply.best !== ply.move;
+    const text = ply.by === "you"
+      ? `You: ${short(ply.move_text)}${differs ? ` (agent: ${short(ply.best_text)})` : " ✓"}`
+      : `Agent: ${short(ply.move_text)}`;
+    list.appendChild(el("li", differs ? "differs" : "", text));
   }
   $("review").hidden = false;
 }
