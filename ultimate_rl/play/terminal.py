@@ -346,7 +346,8 @@ class TerminalPlay:
         if ask:
             try:
                 keep = self.confirm("Save this game to finish later?", default=True)
-            except _Quit:
+            except (_Quit, KeyboardInterrupt):  # no answer: keeping it loses nothing
+                self.say()
                 keep = True
             if not keep:
                 self.service.db.delete_game(record.id)
