@@ -329,3 +329,20 @@ def test_play_script_bad_port_is_one_line_and_help_names_game_options(tmp_path: 
         [sys.executable, "scripts/play.py", "--help"], capture_output=True, text=True, cwd=ROOT
     ).stdout
     assert "game.size" in shown and "game.k" in shown and "turn_seconds" in shown
+
+
+class LinesThenCtrlC(io.StringIO):
+    """Some typed lines, then Ctrl-C at the next prompt."""
+
+    def readline(self, *args: object) -> str:
+        line = super().readline(*args)
+        if not line:
+            raise KeyboardInterrupt
+        return line
+
+
+def test_ctrl_c_at_the_save_prompt_keeps_the_game(tmp_path: Path) -> None:
+    out = io.StringIO()
+    service = _service(str(tmp_path / "play.sqlite3"))
+    TerminalPlay(service, stdin=LinesThenCtrlC("b2\nquit\n"), stdout=out).run("x")
+    assert "Saved. Continue it with" in out.getvalue() and "You won 0" in out.getvalue()
