@@ -12,10 +12,13 @@ import pytest
 
 from ultimate_rl import agents
 from ultimate_rl.games import make
+from ultimate_rl.play.levels import Level
 from ultimate_rl.play.notation import MoveError, move_to_text, parse_move
 from ultimate_rl.play.opponent import make_opponent, thinking_limits
+from ultimate_rl.play.service import PlayService
 from ultimate_rl.play.session import Match
-from ultimate_rl.play.terminal import draw_board, play_terminal
+from ultimate_rl.play.store import Database
+from ultimate_rl.play.terminal import TerminalPlay, draw_board, play_terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -148,7 +151,7 @@ def test_sides_alternate_between_games_and_resign_quit_eof() -> None:
     scores = play_terminal(
         make("tictactoe"),
         agents.make("random", seed=1),
-        stdin=io.StringIO("resign\n\nresign\nx\nquit\n"),
+        stdin=io.StringIO("resign\ny\n\nresign\nyes\nx\nquit\n"),  # resign asks first
         stdout=out,
         side="alternate",
     )
@@ -186,12 +189,13 @@ def test_opponent_settings() -> None:
         make_opponent("missing/agent.urla")
 
 
-def test_play_script_runs_a_game_from_stdin() -> None:
+def test_play_script_runs_a_game_from_stdin(tmp_path: Path) -> None:
     cells = [f"{c}{r}" for r in "123" for c in "abc"] * 9
     result = subprocess.run(
         [
             sys.executable,
             "scripts/play.py",
+            f"db={tmp_path / 'play.sqlite3'}",  # never the user's own database
             "game=tictactoe",
             "agent=random",
             "seed=0",
@@ -207,3 +211,138 @@ def test_play_script_runs_a_game_from_stdin() -> None:
     assert result.returncode == 0, result.stderr
     assert "random (X) moves first" in result.stdout
     assert "You won" in result.stdout.splitlines()[-1]
+
+
+# ---- the game site in the terminal: clock, ratings, saving, interrupts ----------------------
+
+
+class Clocked(io.StringIO):
+    """Input lines that each take ``seconds`` of the fake clock to type."""
+
+    def __init__(self, text: str, clock: list[float], seconds: float) -> None:
+        super().__init__(text)
+        self.clock, self.seconds = clock, seconds
+
+    def readline(self, *args: object) -> str:
+        self.clock[0] += self.seconds
+        return super().readline(*args)
+
+
+def _service(db: str = ":memory:", clock: list[float] | None = None, rating: float | None = 600):
+    now = clock if clock is not None else [0.0]
+    level = Level("random", "random", built=agents.make("random", seed=0), rating=rating)
+    return PlayService(make("tictactoe"), [level], Database(db), clock=lambda: now[0])
+
+
+def test_terminal_clock_shows_the_seconds_left_and_a_late_move_loses() -> None:
+    clock = [0.0]
+    out = io.StringIO()
+    session = TerminalPlay(
+        _service(clock=clock), stdin=Clocked("b2\n", clock, 45), stdout=out, turn_seconds=30
+    )
+    scores = session.run("x", games=1)
+    text = out.getvalue()
+    assert "30 s left" in text and "You have 30 s a move" in text
+    assert "Your time ran out" in text and scores.results["loss"] == 1
+
+
+def test_terminal_rated_game_asks_a_name_and_updates_the_rating(tmp_path: Path) -> None:
+    service = _service(str(tmp_path / "play.sqlite3"))
+    out = io.StringIO()
+    TerminalPlay(service, stdin=io.StringIO("<b>\nbob\nresign\ny\n"), stdout=out, rated=True).run(
+        "x", games=1
+    )
+    text = out.getvalue()
+    assert "Your name" in text and "a player name is" in text  # '<b>' is refused, then asked again
+    assert "bob's rating: 1000 -> 971" in text
+    assert service.player("bob")["losses"] == 1
+
+
+def test_terminal_quit_saves_and_resume_continues(tmp_path: Path) -> None:
+    db = str(tmp_path / "play.sqlite3")
+    out = io.StringIO()
+    TerminalPlay(_service(db), stdin=io.StringIO("b2\nquit\ny\n"), stdout=out).run("x")
+    saved = out.getvalue()
+    assert "Saved. Continue it with: python scripts/play.py resume=" in saved
+    game_id = saved.split("resume=")[1].split()[0]
+    service = _service(db)
+    before = list(service.load(game_id).match.actions)
+    assert len(before) == 2 and before[0] == 4
+    moves = "\n".join(f"{c}{r}" for r in "123" for c in "abc") + "\n"
+    resumed = io.StringIO()
+    TerminalPlay(service, stdin=io.StringIO(moves), stdout=resumed).run("x", 1, resume=game_id)
+    assert "Resumed game" in resumed.getvalue()
+    assert service.load(game_id).match.actions[:2] == before and service.load(game_id).match.over
+    # declining the offer drops the game
+    out = io.StringIO()
+    TerminalPlay(_service(db), stdin=io.StringIO("b2\nquit\nn\n"), stdout=out).run("x")
+    assert "Saved" not in out.getvalue()
+
+
+class Interrupting:
+    """Raises KeyboardInterrupt like Ctrl-C: when the prompt reads, or when the agent thinks."""
+
+    def readline(self) -> str:
+        raise KeyboardInterrupt
+
+    def analyse(self, game, state):
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("where", ["prompt", "agent"])
+def test_ctrl_c_prints_the_summary_not_a_traceback(where: str) -> None:
+    agent = Interrupting() if where == "agent" else agents.make("random")
+    stdin = Interrupting() if where == "prompt" else io.StringIO("")
+    out = io.StringIO()
+    scores = play_terminal(make("tictactoe"), agent, stdin=stdin, stdout=out, side="o")
+    assert sum(scores.results.values()) == 0
+    assert "Interrupted." in out.getvalue() and "You won 0" in out.getvalue().splitlines()[-1]
+
+
+def test_the_terminal_says_the_agent_is_thinking_before_its_move() -> None:
+    out = io.StringIO()
+    play_terminal(
+        make("tictactoe", size=4, k=3),
+        agents.make("random", seed=0),
+        stdin=io.StringIO("resign\ny\n"),
+        stdout=out,
+        side="o",
+        games=1,
+    )
+    lines = out.getvalue().splitlines()
+    assert "Tic-tac-toe on 4x4: 3 in a row" in lines[0]  # the rules of the chosen game
+    assert any(line.startswith("Loading agent") for line in lines)
+    assert any(line.startswith("agent is thinking... plays") for line in lines)
+
+
+def test_play_script_bad_port_is_one_line_and_help_names_game_options(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "scripts/play.py", "ui=web", "port=99999", f"db={tmp_path / 'p.db'}"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == "play: port must be 0-65535 (0 picks a free one), got 99999"
+    shown = subprocess.run(
+        [sys.executable, "scripts/play.py", "--help"], capture_output=True, text=True, cwd=ROOT
+    ).stdout
+    assert "game.size" in shown and "game.k" in shown and "turn_seconds" in shown
+
+
+class LinesThenCtrlC(io.StringIO):
+    """Some typed lines, then Ctrl-C at the next prompt."""
+
+    def readline(self, *args: object) -> str:
+        line = super().readline(*args)
+        if not line:
+            raise KeyboardInterrupt
+        return line
+
+
+def test_ctrl_c_at_the_save_prompt_keeps_the_game(tmp_path: Path) -> None:
+    out = io.StringIO()
+    service = _service(str(tmp_path / "play.sqlite3"))
+    TerminalPlay(service, stdin=LinesThenCtrlC("b2\nquit\n"), stdout=out).run("x")
+    assert "Saved. Continue it with" in out.getvalue() and "You won 0" in out.getvalue()

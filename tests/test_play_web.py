@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -14,7 +15,11 @@ import numpy as np
 import pytest
 
 from ultimate_rl.games import make
-from ultimate_rl.play.web import WebPlay, make_server
+from ultimate_rl.play.api import WebPlay
+from ultimate_rl.play.levels import Level
+from ultimate_rl.play.service import PlayService
+from ultimate_rl.play.store import Database
+from ultimate_rl.play.web import make_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -34,30 +39,68 @@ class SeededRandomAgent:
         return {"policy": mask / mask.sum(), "value": 0.25}
 
 
-class Server:
-    """A play server on 127.0.0.1 with a free port, serving in a thread."""
+RANDOM_RATING = 600.0  # the tests' own rating for the random level, so rated play works
 
-    def __init__(self, game_name: str, agent: Any, max_games: int = 8) -> None:
-        self.app = WebPlay(make(game_name), agent, agent_name="random", max_games=max_games)
+
+class Server:
+    """A play server on 127.0.0.1 with a free port, serving in a thread.
+
+    ``call`` adds the play token of games it created to move and resign requests unless
+    ``auth=False`` (the token tests send their own, or none).
+    """
+
+    def __init__(
+        self,
+        game_name: str,
+        agent: Any = None,
+        *,
+        db: str | Path = ":memory:",
+        levels: list[Level] | None = None,
+        clock: Any = time.time,
+        cache_size: int = 8,
+        read_timeout: float = 10.0,
+    ) -> None:
+        levels = levels or [Level("random", "random", built=agent, rating=RANDOM_RATING)]
+        self.database = Database(db)
+        self.service = PlayService(
+            make(game_name), levels, self.database, clock=clock, cache_size=cache_size
+        )
+        self.app = WebPlay(self.service, read_timeout=read_timeout)
         self.httpd = make_server(self.app, "127.0.0.1", 0)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.tokens: dict[str, str] = {}
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
     def call(
-        self, method: str, path: str, body: Any = None, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        raw: bytes | None = None,
+        auth: bool = True,
     ) -> tuple[int, dict[str, Any]]:
+        parts = path.split("/")
+        if auth and isinstance(body, dict) and path.endswith(("/move", "/resign")):
+            body = {"token": self.tokens.get(parts[3], ""), **body}
+        elif auth and body is None and path.endswith("/resign"):
+            body = {"token": self.tokens.get(parts[3], "")}
         data = raw if raw is not None else None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url + path, data=data, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, json.loads(response.read())
+            with urllib.request.urlopen(request, timeout=60) as response:
+                status, answer = response.status, json.loads(response.read())
         except urllib.error.HTTPError as err:
-            return err.code, json.loads(err.read())
+            status, answer = err.code, json.loads(err.read())
+        if path == "/api/games" and status == 201:
+            self.tokens[answer["id"]] = answer["token"]
+        return status, answer
 
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+        self.database.close()
 
 
 @pytest.fixture
@@ -82,7 +125,7 @@ def test_a_whole_game_through_the_api_and_resume_by_id(server: Server) -> None:
         legal = [c for c, ok in enumerate(game["board"]["playable_cells"]) if ok]
         status, game = server.call("POST", f"/api/games/{game_id}/move", {"action": legal[-1]})
         assert status == 200, game
-    assert game["result"] in ("win", "loss", "draw")
+    assert game["result"]["outcome"] in ("win", "loss", "draw")
     status, again = server.call("GET", f"/api/games/{game_id}")
     assert status == 200 and again == game
     status, err = server.call("POST", f"/api/games/{game_id}/move", {"action": 0})
@@ -134,21 +177,25 @@ def test_resign_and_analysis(server: Server) -> None:
     assert len(analysis["policy"]) == 9 and abs(sum(analysis["policy"]) - 1) < 1e-3
     assert analysis["value"] == 0.25 and analysis["to_move"] == 0
     status, game = server.call("POST", f"/api/games/{game['id']}/resign")
-    assert status == 200 and game["result"] == "loss" and game["resigned"] == 0
+    assert status == 200 and game["result"] == {"outcome": "loss", "winner": 1, "reason": "resign"}
+    assert game["resigned"] == 0
     assert server.call("POST", f"/api/games/{game['id']}/resign")[0] == 409
     assert server.call("GET", f"/api/games/{game['id']}/analysis")[0] == 409
 
 
-def test_store_is_bounded_and_forgets_the_least_recently_used() -> None:
-    srv = Server("tictactoe", SeededRandomAgent(2), max_games=2)
+def test_memory_is_bounded_but_every_game_stays_in_the_database() -> None:
+    srv = Server("tictactoe", SeededRandomAgent(2), cache_size=2)
     try:
-        first = srv.call("POST", "/api/games", {})[1]["id"]
-        second = srv.call("POST", "/api/games", {})[1]["id"]
-        srv.call("GET", f"/api/games/{first}")  # first is now the most recently used
+        first = srv.call("POST", "/api/games", {})[1]
+        second = srv.call("POST", "/api/games", {})[1]
+        srv.call("GET", f"/api/games/{first['id']}")  # first is now the most recently used
         srv.call("POST", "/api/games", {})
-        assert len(srv.app.store) == 2
-        assert srv.call("GET", f"/api/games/{first}")[0] == 200
-        assert srv.call("GET", f"/api/games/{second}")[0] == 404
+        assert len(srv.service._cache) == 2 and second["id"] not in srv.service._cache
+        # the forgotten game comes back from the database, as it was, and can go on
+        status, again = srv.call("GET", f"/api/games/{second['id']}")
+        assert status == 200 and again["actions"] == second["actions"]
+        status, moved = srv.call("POST", f"/api/games/{second['id']}/move", {"action": 4})
+        assert status == 200 and moved["actions"][0] == 4
     finally:
         srv.close()
 
@@ -257,12 +304,190 @@ def test_page_shows_illegal_move_reason_and_analysis(browser: Any) -> None:
         assert len(browser.find_elements(By.CSS_SELECTOR, ".cell.heat")) == 9
         # a move the page would never send: the server's refusal reaches the status line
         browser.execute_script(
-            "fetch(location.pathname.replace('/game/', '/api/games/') + '/move', "
-            "{method: 'POST', body: '{\"action\": 99}'}).then(r => r.json())"
+            "const id = location.pathname.split('/').pop();"
+            "fetch('/api/games/' + id + '/move', {method: 'POST', body: JSON.stringify("
+            "{action: 99, token: localStorage.getItem('ultimate_rl.token.' + id)})})"
+            ".then(r => r.json())"
             ".then(d => showError(d.error));"
         )
         WebDriverWait(browser, 10).until(
             lambda d: "outside" in d.find_element(By.ID, "status").text
         )
+    finally:
+        srv.close()
+
+
+# ---- the game site in Chromium: rated, timed play; stale pages ------------------------------
+
+
+class FirstLegalAgent:
+    """The weakest possible level: always the first free cell, so a test knows a winning line."""
+
+    def analyse(self, game, state) -> dict[str, Any]:
+        policy = np.zeros(game.num_actions)
+        policy[game.legal_actions(state)[0]] = 1.0
+        return {"policy": policy, "value": -0.5}
+
+    def select_action(self, game, state) -> int:
+        return int(game.legal_actions(state)[0])
+
+
+class SlowAgent(SeededRandomAgent):
+    """Thinks for 1.5 s: long enough for a person to click 'New game' meanwhile."""
+
+    def analyse(self, game, state) -> dict[str, Any]:
+        time.sleep(1.5)
+        return super().analyse(game, state)
+
+
+def _wait(driver: Any, condition: Any, seconds: float = 30) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def _click_cell(driver: Any, cell: int) -> None:
+    from selenium.webdriver.common.by import By
+
+    selector = f".cell.playable[data-cell='{cell}']"
+    _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector))[0].click()
+
+
+def _new_game(driver: Any, side: str, seconds: int, rated: bool) -> str:
+    """Sets up and starts a game from the page's controls; returns its id."""
+    from selenium.webdriver.common.by import By
+
+    old = driver.current_url
+    driver.find_element(By.CSS_SELECTOR, f"input[name=side][value={side}]").click()
+    driver.execute_script(  # the page offers 30/60 s; the API takes any number of seconds
+        "const c = document.getElementById('clock');"
+        "c.add(new Option(arguments[0], arguments[0])); c.value = arguments[0];",
+        str(seconds),
+    )
+    if driver.find_element(By.ID, "rated").is_selected() != rated:
+        driver.find_element(By.ID, "rated").click()
+    in_progress = not driver.find_element(By.ID, "result").is_displayed()
+    driver.find_element(By.ID, "new-game").click()
+    if in_progress:
+        driver.switch_to.alert.accept()  # a game is in progress: the page asks first
+    _wait(driver, lambda d: d.current_url != old and "/game/" in d.current_url)
+    return driver.current_url.rsplit("/", 1)[1]
+
+
+def test_rated_timed_games_lost_on_time_and_won_and_the_rating_survives_a_restart(
+    browser: Any, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    db = tmp_path / "site.sqlite3"
+    levels = [Level("first-cell", "first", built=FirstLegalAgent(), rating=RANDOM_RATING)]
+    srv = Server("tictactoe", db=db, levels=levels)
+    try:
+        browser.get(srv.url + "/")
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".cell.playable"))
+        assert "3 in a row" in browser.find_element(By.ID, "rules").text
+        browser.find_element(By.ID, "player").send_keys("ann")
+        # 1. rated, 3 s a move, and no move: the server ends it on time, the page shows it
+        lost = _new_game(browser, "x", 3, rated=True)
+        _wait(browser, lambda d: "s left" in d.find_element(By.ID, "clock-left").text, 5)
+        result = browser.find_element(By.ID, "result")
+        _wait(browser, lambda d: result.is_displayed(), 20)
+        assert "time" in result.text
+        change = browser.find_element(By.ID, "rating-change").text
+        assert change == "ann's rating: 1000 → 971"
+        assert srv.call("GET", f"/api/games/{lost}")[1]["result"]["reason"] == "time"
+        # 2. rated, 60 s a move: b2, c1, a3 wins against the first-free-cell level
+        won = _new_game(browser, "x", 60, rated=True)
+        for cell in (4, 2, 6):
+            _click_cell(browser, cell)
+        _wait(browser, lambda d: result.is_displayed())
+        assert result.text == "You win!"
+        wins = browser.find_elements(By.CSS_SELECTOR, ".cell.win")
+        assert sorted(int(c.get_attribute("data-cell")) for c in wins) == [2, 4, 6]
+        rating = srv.call("GET", "/api/players/ann")[1]["rating"]
+        assert browser.find_element(By.ID, "rating-change").text.endswith(f"→ {round(rating)}")
+        _wait(browser, lambda d: d.find_element(By.ID, "review").is_displayed())
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#review-moves li")) == 5
+    finally:
+        srv.close()
+    again = Server("tictactoe", db=db, levels=levels)  # a restart: same file, new process state
+    try:
+        assert again.call("GET", "/api/players/ann")[1]["rating"] == rating
+        browser.get(f"{again.url}/game/{won}")
+        _wait(browser, lambda d: d.find_element(By.ID, "result").is_displayed())
+        assert browser.find_element(By.ID, "result").text == "You win!"
+        _wait(browser, lambda d: "ann" in d.find_element(By.ID, "leaderboard-rows").text)
+        assert str(round(rating)) in browser.find_element(By.ID, "leaderboard-rows").text
+        browser.get(f"{again.url}/game/{lost}")
+        _wait(browser, lambda d: "time" in d.find_element(By.ID, "result").text)
+    finally:
+        again.close()
+
+
+def test_new_game_while_the_agent_thinks_keeps_the_new_game(browser: Any) -> None:
+    """Bug: the old game's late reply switched the board back while the address showed the new."""
+    from selenium.webdriver.common.by import By
+
+    srv = Server("tictactoe", SlowAgent(7))
+    try:
+        browser.get(srv.url + "/")
+        _click_cell(browser, 4)  # the agent now thinks for 1.5 s
+        # the person's own move is drawn at once, not when the agent's reply comes
+        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".cell[data-cell='4']").text, 1)
+        assert browser.find_element(By.CSS_SELECTOR, ".cell[data-cell='4']").text == "X"
+        assert "thinking" in browser.find_element(By.ID, "status").text
+        old = browser.current_url.rsplit("/", 1)[1]
+        browser.find_element(By.ID, "new-game").click()
+        browser.switch_to.alert.accept()  # mid-game: the page asks first
+        _wait(browser, lambda d: not d.current_url.endswith(old))
+        new = browser.current_url.rsplit("/", 1)[1]
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{old}")[1]["actions"]) == 2)
+        time.sleep(0.5)  # the old game's reply has arrived; the page must ignore it
+        shown = browser.find_element(By.ID, "watch-link").text
+        assert shown.endswith(f"/game/{new}")
+        assert [c.text for c in browser.find_elements(By.CSS_SELECTOR, ".cell")] == [""] * 9
+        _click_cell(browser, 0)
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{new}")[1]["actions"]) == 2)
+        assert len(srv.call("GET", f"/api/games/{old}")[1]["actions"]) == 2
+    finally:
+        srv.close()
+
+
+def test_two_windows_on_one_game_stay_in_step(browser: Any) -> None:
+    """Bug: the second window went stale and reported an illegal move for a board it showed."""
+    from selenium.webdriver.common.by import By
+
+    srv = Server("uttt", SeededRandomAgent(8))
+    try:
+        browser.get(srv.url + "/")
+        _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".cell.playable"))
+        first = browser.current_window_handle
+        browser.switch_to.new_window("window")
+        browser.get(srv.url + "/")  # this device's unfinished game: the same one
+        second = browser.current_window_handle
+        game_id = browser.current_url.rsplit("/", 1)[1]
+        browser.switch_to.window(first)
+        assert browser.current_url.endswith(game_id)
+        browser.find_elements(By.CSS_SELECTOR, ".cell.playable")[40].click()
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{game_id}")[1]["actions"]) == 2)
+        browser.switch_to.window(second)
+        game = srv.call("GET", f"/api/games/{game_id}")[1]
+
+        def in_step(d: Any) -> bool:
+            marks = sum(1 for c in d.find_elements(By.CSS_SELECTOR, ".cell") if c.text)
+            active = [
+                int(b.get_attribute("data-board"))
+                for b in d.find_elements(By.CSS_SELECTOR, ".small.active")
+            ]
+            return marks == 2 and active == game["board"]["active_boards"]
+
+        _wait(browser, in_step, 20)
+        browser.find_elements(By.CSS_SELECTOR, ".cell.playable")[0].click()
+        _wait(browser, lambda d: len(srv.call("GET", f"/api/games/{game_id}")[1]["actions"]) == 4)
+        assert "illegal" not in browser.find_element(By.ID, "status").text
+        browser.find_element(By.ID, "resign").click()
+        browser.switch_to.alert.dismiss()  # resigning asks first; "cancel" keeps the game
+        time.sleep(0.3)
+        assert not srv.call("GET", f"/api/games/{game_id}")[1]["over"]
     finally:
         srv.close()

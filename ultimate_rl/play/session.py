@@ -1,11 +1,14 @@
 """One game between a person and an agent, shared by the terminal and the browser front ends.
 
-A ``Match`` keeps the move history (the board view and "reload resumes" need it), whose side the
-person plays, and how the game ended, including by resignation, which the engines do not know.
+A ``Match`` keeps the move history (the board view, the review and persistence need it), whose
+side the person plays, the person's clock, and how the game ended, including by resignation or on
+time, which the engines do not know. Times are seconds since the epoch, passed in by the caller,
+so a stored game's clock keeps running while the server is down and tests need not sleep.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ultimate_rl.agents.base import Agent
@@ -13,7 +16,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.play.view import BoardView, board_view
 
 SIDE_CHOICES = ("x", "o", "first", "second", "odd", "even")
-__all__ = ["SIDE_CHOICES", "Agent", "Match", "parse_side"]
+__all__ = ["SIDE_CHOICES", "Agent", "Match", "parse_side", "parse_turn_seconds"]
 
 
 def parse_side(side: str) -> int:
@@ -27,10 +30,23 @@ def parse_side(side: str) -> int:
     return SIDE_CHOICES.index(key) % 2
 
 
-class Match:
-    """A game in progress: the state, the actions so far, the person's player index, the end."""
+def parse_turn_seconds(value: Any) -> float | None:
+    """A turn limit: None/0/"off" for none, else a positive number of seconds (e.g. 30, 60)."""
+    if value is None or value == 0 or (isinstance(value, str) and value.lower() == "off"):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"turn_seconds must be a number of seconds or 'off', got {value!r}")
+    if not math.isfinite(value) or value <= 0 or value > 86400:
+        raise ValueError(f"turn_seconds must be between 0 and 86400 (off: 0), got {value!r}")
+    return float(value)
 
-    def __init__(self, game: Game, human: int) -> None:
+
+class Match:
+    """A game in progress: state, actions, the person's player index and clock, and the end."""
+
+    def __init__(
+        self, game: Game, human: int, turn_seconds: float | None = None, now: float = 0.0
+    ) -> None:
         if human not in (0, 1):
             raise ValueError(f"the person plays player 0 (first) or 1 (second), got {human!r}")
         self.game = game
@@ -38,10 +54,18 @@ class Match:
         self.state = game.initial_state()
         self.actions: list[int] = []
         self.resigned: int | None = None  # the player who resigned
+        self.timed_out: int | None = None  # the player whose clock ran out
+        self.turn_seconds = turn_seconds
+        self.deadline: float | None = None  # when the person's move must have arrived
+        self.start_clock(now)
 
     @property
     def over(self) -> bool:
-        return self.resigned is not None or self.game.is_terminal(self.state)
+        return (
+            self.resigned is not None
+            or self.timed_out is not None
+            or self.game.is_terminal(self.state)
+        )
 
     @property
     def to_move(self) -> int | None:
@@ -51,23 +75,43 @@ class Match:
     def human_to_move(self) -> bool:
         return self.to_move == self.human
 
-    def play(self, action: int) -> None:
+    def start_clock(self, now: float) -> None:
+        """The person's clock starts when their turn does; only their thinking time counts."""
+        self.deadline = (
+            now + self.turn_seconds if self.turn_seconds and self.human_to_move else None
+        )
+
+    def check_clock(self, now: float) -> bool:
+        """Ends the game on time if the person's deadline has passed; True if it just did."""
+        if self.deadline is None or self.over or now <= self.deadline:
+            return False
+        self.timed_out = self.human
+        self.deadline = None
+        return True
+
+    def seconds_left(self, now: float) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - now)
+
+    def play(self, action: int, now: float = 0.0) -> None:
         """Plays ``action`` for whoever is to move; the game's own errors say why it is illegal."""
-        if self.resigned is not None:
-            raise ValueError("the game is over (resigned); start a new one")
+        if self.resigned is not None or self.timed_out is not None:
+            raise ValueError("the game is over; start a new one")
         self.state = self.game.apply(self.state, int(action))
         self.actions.append(int(action))
+        self.start_clock(now)
 
     def resign(self) -> None:
         """The person gives up the game."""
         if self.over:
             raise ValueError("the game is already over")
         self.resigned = self.human
+        self.deadline = None
 
     def winner(self) -> int | None:
         """0 or 1, or None for a draw or a game still going."""
-        if self.resigned is not None:
-            return 1 - self.resigned
+        loser = self.resigned if self.resigned is not None else self.timed_out
+        if loser is not None:
+            return 1 - loser
         return self.game.winner(self.state)
 
     def human_result(self) -> str | None:
@@ -79,6 +123,16 @@ class Match:
             return "draw"
         return "win" if winner == self.human else "loss"
 
+    def reason(self) -> str | None:
+        """How the game ended: ``"line"``, ``"draw"``, ``"resign"`` or ``"time"``."""
+        if not self.over:
+            return None
+        if self.resigned is not None:
+            return "resign"
+        if self.timed_out is not None:
+            return "time"
+        return "draw" if self.winner() is None else "line"
+
     def result_text(self) -> str:
         """One sentence on the end of the game, for people."""
         result = self.human_result()
@@ -86,21 +140,50 @@ class Match:
             return "game in progress"
         if self.resigned is not None:
             return "You resigned: the agent wins."
+        if self.timed_out is not None:
+            return "Your time ran out: the agent wins on time."
         return {"win": "You win!", "loss": "The agent wins.", "draw": "Draw."}[result]
 
     def view(self) -> BoardView:
         return board_view(self.game, self.actions, self.state)
 
-    def to_json(self) -> dict[str, Any]:
-        """Everything a front end needs to draw the game and its status."""
+    def to_json(self, now: float = 0.0) -> dict[str, Any]:
+        """Everything a front end needs to draw the game, its clock and its status."""
+        outcome = self.human_result()
+        result = None
+        if outcome is not None:
+            result = {"outcome": outcome, "winner": self.winner(), "reason": self.reason()}
         return {
             "human": self.human,
             "to_move": self.to_move,
             "human_to_move": self.human_to_move,
             "over": self.over,
-            "result": self.human_result(),
+            "result": result,
             "result_text": self.result_text() if self.over else "",
             "resigned": self.resigned,
+            "turn_seconds": self.turn_seconds,
+            "seconds_left": self.seconds_left(now),
             "actions": list(self.actions),
             "board": self.view().to_json(),
         }
+
+    def to_record(self) -> dict[str, Any]:
+        """The match as plain data for the database (``from_record`` rebuilds it)."""
+        return {
+            "human": self.human,
+            "actions": list(self.actions),
+            "resigned": self.resigned,
+            "timed_out": self.timed_out,
+            "turn_seconds": self.turn_seconds,
+            "deadline": self.deadline,
+        }
+
+    @classmethod
+    def from_record(cls, game: Game, record: dict[str, Any]) -> Match:
+        match = cls(game, int(record["human"]), record.get("turn_seconds"))
+        match.state = game.apply_sequence([int(a) for a in record["actions"]])
+        match.actions = [int(a) for a in record["actions"]]
+        match.resigned = record.get("resigned")
+        match.timed_out = record.get("timed_out")
+        match.deadline = record.get("deadline")
+        return match

@@ -13,13 +13,23 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from ultimate_rl.games.base import Game
+from ultimate_rl.play.levels import Level
 from ultimate_rl.play.notation import NOTATION_HELP, MoveError, move_to_text, parse_move
+from ultimate_rl.play.service import (
+    GameRecord,
+    PlayError,
+    PlayService,
+    check_player_name,
+    rules_text,
+)
 from ultimate_rl.play.session import Agent, Match, parse_side
+from ultimate_rl.play.store import Database
 from ultimate_rl.play.view import BoardView
 
 COMMANDS_HELP = (
     "Commands: 'help' (this text), 'board' (draw the board again), 'moves' (list legal moves), "
-    "'resign' (give up this game), 'quit' (stop playing)."
+    "'resign' (give up this game), 'quit' (stop playing; an unfinished game can be saved). "
+    "Ctrl-C also stops."
 )
 
 _RESET = "\033[0m"
@@ -152,24 +162,30 @@ class _Quit(Exception):
 
 
 class TerminalPlay:
-    """The read-eval-print loop of a terminal session against one agent."""
+    """The read-eval-print loop of a terminal session against one level of a ``PlayService``."""
 
     def __init__(
         self,
-        game: Game,
-        agent: Agent,
+        service: PlayService,
         *,
         stdin: TextIO,
         stdout: TextIO,
-        agent_name: str = "agent",
+        level: str | None = None,
+        turn_seconds: float | None = None,
+        rated: bool = False,
+        player: str | None = None,
         color: bool = False,
     ) -> None:
-        self.game = game
-        self.agent = agent
+        self.service = service
+        self.game = service.game
+        self.level = service.level(level)
         self.stdin = stdin
         self.stdout = stdout
-        self.agent_name = agent_name
+        self.turn_seconds = turn_seconds
+        self.rated = rated
+        self.player = player
         self.color = color
+        self.record: GameRecord | None = None  # the game being played
 
     def say(self, text: str = "") -> None:
         print(text, file=self.stdout, flush=True)
@@ -183,11 +199,15 @@ class TerminalPlay:
             raise _Quit
         return line.strip()
 
-    def names(self, match: Match) -> tuple[str, str]:
+    def confirm(self, question: str, default: bool) -> bool:
+        answer = self.ask(f"{question} [{'Y/n' if default else 'y/N'}] ").lower()
+        return default if not answer else answer in ("y", "yes")
+
+    def names(self, record: GameRecord) -> tuple[str, str]:
         """Who is who, e.g. ("You (X)", "uct (O)")."""
         marks = self.game_marks()
-        you = f"You ({marks[match.human]})"
-        return you, f"{self.agent_name} ({marks[1 - match.human]})"
+        you = f"You ({marks[record.match.human]})"
+        return you, f"{record.level.name} ({marks[1 - record.match.human]})"
 
     def game_marks(self) -> tuple[str, str]:
         return ("odd", "even") if self.game.name == "numerical_ttt" else ("X", "O")
@@ -201,12 +221,18 @@ class TerminalPlay:
             if hint:
                 self.say(hint)
 
-    def human_turn(self, match: Match) -> None:
+    def human_turn(self, record: GameRecord) -> None:
         """Asks until the person types a legal move or a command that ends the turn."""
+        match = record.match
         mark = self.game_marks()[match.human]
-        while True:
-            text = self.ask(f"Your move ({mark}; 'help' for notation): ")
+        while not match.over:
+            left = match.seconds_left(self.service.clock())
+            clock = "" if left is None else f", {left:.0f} s left"
+            text = self.ask(f"Your move ({mark}{clock}; 'help' for notation): ")
+            self.service.refresh_clock(record)  # a move typed too late loses on time
             command = text.lower()
+            if match.over:
+                return
             if command in ("quit", "exit", "q"):
                 raise _Quit
             if command in ("help", "h", "?"):
@@ -218,59 +244,120 @@ class TerminalPlay:
                 legal = self.game.legal_actions(match.state)
                 self.say("Legal moves: " + ", ".join(move_to_text(self.game, a) for a in legal))
             elif command == "resign":
-                match.resign()
-                return
+                if self.confirm("Resign this game?", default=False):
+                    self.service.resign(record)
+                    return
             else:
                 try:
                     action = parse_move(self.game, match.state, text, match.view())
                 except MoveError as err:
                     self.say(f"Not a move here: {err}")
                     continue
-                match.play(action)
+                self.service.human_move(record, action)
                 return
 
-    def agent_turn(self, match: Match) -> None:
+    def agent_turn(self, record: GameRecord) -> None:
+        # the first move on a cold machine compiles the search: say so rather than look hung
+        self.stdout.write(f"{record.level.name} is thinking...")
+        self.stdout.flush()
         start = time.perf_counter()
-        action = int(self.agent.select_action(self.game, match.state.copy()))
+        action = self.service.agent_move(record)
         seconds = time.perf_counter() - start
-        match.play(action)
-        self.say(f"{self.agent_name} plays {move_to_text(self.game, action)} ({seconds:.1f} s)")
+        self.say(f" plays {move_to_text(self.game, action)} ({seconds:.1f} s)")
 
-    def play_game(self, human: int) -> Match:
-        match = Match(self.game, human)
-        you, them = self.names(match)
-        first = you if human == 0 else them
-        self.say(f"\nNew game of {self.game.name}: {you} against {them}; {first} moves first.")
+    def play_game(self, human: int, resume: GameRecord | None = None) -> Match:
+        self.record = record = resume or self.service.create(
+            human,
+            level=self.level.name,
+            turn_seconds=self.turn_seconds,
+            rated=self.rated,
+            player=self.player,
+        )
+        match = record.match
+        you, them = self.names(record)
+        first = you if match.human == 0 else them
+        verb = "Resumed" if resume else "New"
+        clock = f" You have {match.turn_seconds:g} s a move." if match.turn_seconds else ""
+        rated = f" Rated for {record.player}." if record.rated else ""
+        self.say(f"\n{verb} game of {self.game.name}: {you} against {them}; {first} moves first.")
+        if clock or rated:
+            self.say((clock + rated).strip())
         while not match.over:
             if match.human_to_move:
                 self.show(match)
-                self.human_turn(match)
+                self.human_turn(record)
             else:
-                self.agent_turn(match)
+                self.agent_turn(record)
         self.show(match)
         self.say(match.result_text())
+        if record.rating_change:
+            change = record.rating_change
+            self.say(f"{record.player}'s rating: {change['before']:.0f} -> {change['after']:.0f}")
+        self.record = None
         return match
 
-    def run(self, side: str = "alternate", games: int | None = None) -> Scoreboard:
+    def run(
+        self, side: str = "alternate", games: int | None = None, resume: str | None = None
+    ) -> Scoreboard:
         """Plays games until the person quits (or ``games`` have been played)."""
         alternate = str(side).strip().lower() == "alternate"
         human = 0 if alternate else parse_side(side)
         scores = Scoreboard()
+        self.say(rules_text(self.game))
         self.say(NOTATION_HELP[self.game.name])
         self.say(COMMANDS_HELP)
+        if self.rated:
+            self.service.check_rated(self.level)  # before asking the person's name
+        resumed = self.service.load(resume) if resume else None
+        if resumed is not None:
+            if resumed.match.over:
+                raise ValueError(f"game {resume} is over: {resumed.match.result_text()}")
+            resumed.match.start_clock(self.service.clock())  # saved on quit: a fresh turn
         try:
+            while self.rated and self.player is None:
+                try:
+                    self.player = check_player_name(self.ask("Your name (for the ratings): "))
+                except PlayError as err:
+                    self.say(err.reason)
+            level = resumed.level if resumed else self.level
+            self.say(f"Loading {level.name}...")
+            level.get_agent()
             while games is None or sum(scores.results.values()) < games:
-                match = self.play_game(human)
+                match = self.play_game(resumed.match.human if resumed else human, resumed)
+                resumed = None
                 scores.add(match.human_result() or "draw")
-                if alternate:
-                    human = 1 - human
+                human = 1 - match.human if alternate else match.human
                 if games is not None and sum(scores.results.values()) >= games:
                     break
                 human = self.ask_next_side(human)
         except _Quit:
-            pass
+            self.offer_save(ask=True)
+        except KeyboardInterrupt:
+            self.say("\nInterrupted.")
+            self.offer_save(ask=False)
         self.say(scores.summary())
         return scores
+
+    def offer_save(self, ask: bool) -> None:
+        """On quit, keeps the unfinished game for ``resume=ID`` (or drops it) if there is a file."""
+        record = self.record
+        if record is None or record.match.over or self.service.db.path == ":memory:":
+            return
+        if ask:
+            try:
+                keep = self.confirm("Save this game to finish later?", default=True)
+            except (_Quit, KeyboardInterrupt):  # no answer: keeping it loses nothing
+                self.say()
+                keep = True
+            if not keep:
+                self.service.db.delete_game(record.id)
+                return
+        record.match.deadline = None  # the clock stops while saved; resuming starts a fresh turn
+        self.service.save(record)
+        self.say(
+            f"Saved. Continue it with: python scripts/play.py resume={record.id} "
+            f"db={self.service.db.path}"
+        )
 
     def ask_next_side(self, human: int) -> int:
         """Asks whether to play again and with which side; Enter keeps the proposed side."""
@@ -304,12 +391,12 @@ def play_terminal(
     """Plays ``agent`` against a person on ``stdin``/``stdout``; returns the person's results.
 
     ``side``: x (first), o (second) or alternate (the first player changes every game).
-    ``color``: ANSI colours; by default only when ``stdout`` is a terminal.
+    ``color``: ANSI colours; by default only when ``stdout`` is a terminal. Nothing is stored:
+    ``TerminalPlay`` with a ``PlayService`` on a database file adds the clock, ratings and saving.
     """
     if str(side).strip().lower() != "alternate":
         parse_side(side)  # fail before the first game, not after it
+    service = PlayService(game, [Level(agent_name, "", built=agent)], Database(":memory:"))
     use_color = stdout.isatty() if color is None else color
-    session = TerminalPlay(
-        game, agent, stdin=stdin, stdout=stdout, agent_name=agent_name, color=use_color
-    )
+    session = TerminalPlay(service, stdin=stdin, stdout=stdout, color=use_color)
     return session.run(side, games)

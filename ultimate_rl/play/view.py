@@ -76,6 +76,7 @@ class BoardView:
     boards: list[str]  # uttt: per small board "" (open), "X", "O" or "draw"; empty otherwise
     active_boards: list[int]  # uttt: small boards the mover may play in
     numbers_left: list[int]  # numerical_ttt: numbers the mover may still write
+    winning_cells: list[int]  # the cells of the line(s) that won the game (uttt: whole boards)
 
     def to_json(self) -> dict[str, Any]:
         """Plain data for the browser."""
@@ -90,6 +91,7 @@ class BoardView:
             "boards": self.boards,
             "active_boards": self.active_boards,
             "numbers_left": self.numbers_left,
+            "winning_cells": self.winning_cells,
             "action_cells": self.geometry.action_cells.tolist(),
             "mark_names": list(self.geometry.mark_names),
         }
@@ -115,6 +117,39 @@ def small_board_results(owners: list[int]) -> list[str]:
     return results
 
 
+def _lines(side: int, k: int) -> list[list[int]]:
+    """Every run of ``k`` cells in a row, column or diagonal of a ``side`` x ``side`` grid."""
+    runs = []
+    for row in range(side):
+        for col in range(side):
+            for d_row, d_col in ((0, 1), (1, 0), (1, 1), (1, -1)):
+                end_row, end_col = row + d_row * (k - 1), col + d_col * (k - 1)
+                if 0 <= end_row < side and 0 <= end_col < side:
+                    runs.append([(row + d_row * i) * side + col + d_col * i for i in range(k)])
+    return runs
+
+
+def winning_cells(game: Game, cells: list[str], owners: list[int], boards: list[str]) -> list[int]:
+    """The cells of every winning line on the board: the picture's highlight once a game is won."""
+    won: set[int] = set()
+    if game.name == "uttt":
+        for line in LINES_3X3:
+            if (
+                boards[line[0]] in ("X", "O")
+                and boards[line[0]] == boards[line[1]] == boards[line[2]]
+            ):
+                won.update(uttt_action_cell(9 * b + c) for b in line for c in range(9))
+    elif game.name == "numerical_ttt":
+        for line in LINES_3X3:
+            if all(cells[c] for c in line) and sum(int(cells[c]) for c in line) == 15:
+                won.update(line)
+    else:
+        for line in _lines(game.size, game.k):
+            if owners[line[0]] >= 0 and all(owners[c] == owners[line[0]] for c in line):
+                won.update(line)
+    return sorted(won)
+
+
 def board_view(game: Game, actions: list[int], state: np.ndarray) -> BoardView:
     """The picture of ``state``, reached from the start by playing ``actions``."""
     geometry = geometry_of(game)
@@ -134,6 +169,7 @@ def board_view(game: Game, actions: list[int], state: np.ndarray) -> BoardView:
     playable = [False] * size
     for action in legal:
         playable[int(geometry.action_cells[action])] = True
+    boards = small_board_results(owners) if geometry.is_uttt else []
     return BoardView(
         geometry=geometry,
         cells=cells,
@@ -141,9 +177,10 @@ def board_view(game: Game, actions: list[int], state: np.ndarray) -> BoardView:
         last_cell=int(geometry.action_cells[actions[-1]]) if actions else None,
         playable_cells=playable,
         to_move=None if over else game.current_player(state),
-        boards=small_board_results(owners) if geometry.is_uttt else [],
+        boards=boards,
         active_boards=sorted({a // 9 for a in legal}) if geometry.is_uttt else [],
         numbers_left=(
             sorted({geometry.number_of(a) for a in legal}) if geometry.writes_numbers else []
         ),
+        winning_cells=winning_cells(game, cells, owners, boards) if over else [],
     )

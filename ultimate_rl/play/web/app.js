@@ -1,5 +1,8 @@
 // The play page: draws the game the server keeps, sends the person's clicks as moves.
-// The server validates every move and computes the agent's replies; this file only draws.
+// The server validates every move, runs the clock and computes the agent's replies; this file
+// only draws. Every answer is checked against the game on screen (ui.game.id), so a reply to an
+// older game can never replace the one the address bar shows, and a long poll keeps the page in
+// step with other windows and with the agent.
 "use strict";
 
 const TITLES = {
@@ -9,13 +12,19 @@ const TITLES = {
 };
 const BOARD_NAMES = ["top left", "top", "top right", "left", "centre", "right",
   "bottom left", "bottom", "bottom right"];
+const STORE = "ultimate_rl.";
 
 const ui = {
-  info: null,      // /api/info
-  game: null,      // the last game JSON from the server
-  number: null,    // numerical_ttt: the number the person is about to write
-  busy: false,     // a request is in flight
-  analysis: null,  // the last analysis JSON, for the position it was made in
+  info: null,       // /api/info
+  game: null,       // the last game JSON from the server, for the game on screen
+  token: null,      // this game's play token (null: watching)
+  number: null,     // numerical_ttt: the number the person is about to write
+  sending: false,   // a move or resign of this page is in flight
+  pending: null,    // the cell of the person's move, drawn before the server answers
+  analysis: null,   // the last analysis JSON, for the position it was made in
+  pendingPly: 0,    // the move count when the pending move was sent
+  receivedAt: 0,    // when ui.game arrived (Date.now()), for the countdown between answers
+  watchGeneration: 0,  // bumped whenever another game is shown: older poll loops stop
 };
 
 const $ = (id) => document.getElementById(id);
@@ -29,7 +38,9 @@ async function api(method, path, body) {
   const response = await fetch(path, options);
   const data = await response.json().catch(() => ({ error: response.statusText }));
   if (!response.ok) {
-    throw new Error(data.error || `${response.status} ${response.statusText}`);
+    const error = new Error(data.error || `${response.status} ${response.statusText}`);
+    error.status = response.status;
+    throw error;
   }
   return data;
 }
@@ -50,21 +61,31 @@ function showError(message) {
   $("status").classList.add("error");
 }
 
+function canPlay() {
+  const game = ui.game;
+  return Boolean(ui.token) && !game.over && game.human_to_move && !ui.sending && ui.pending === null;
+}
+
 // ---- drawing ------------------------------------------------------------------------------
 
 function cellButton(board, index, humanCanPlay) {
   const button = el("button", "cell");
   button.type = "button";
   button.dataset.cell = String(index);
-  const mark = board.cells[index];
+  let mark = board.cells[index];
+  if (!mark && index === ui.pending) {
+    mark = board.game === "numerical_ttt" ? String(ui.number) : markNames()[ui.game.human];
+    button.classList.add("pending", ui.game.human === 0 ? "p0" : "p1");
+  }
   if (mark) {
     button.textContent = mark;
-    button.classList.add(board.owners[index] === 0 ? "p0" : "p1");
+    if (board.owners[index] >= 0) button.classList.add(board.owners[index] === 0 ? "p0" : "p1");
     button.setAttribute("aria-label", `cell ${index + 1}: ${mark}`);
   } else {
     button.setAttribute("aria-label", `cell ${index + 1}: empty`);
   }
   if (index === board.last_cell) button.classList.add("last");
+  if (board.winning_cells.includes(index)) button.classList.add("win");
   const playable = humanCanPlay && board.playable_cells[index];
   if (playable) {
     button.classList.add("playable");
@@ -105,7 +126,7 @@ function drawNumbers(game) {
   const picker = $("numbers");
   picker.replaceChildren();
   const board = game.board;
-  const show = board.game === "numerical_ttt" && game.human_to_move && !ui.busy;
+  const show = board.game === "numerical_ttt" && canPlay();
   picker.hidden = !show;
   if (!show) return;
   if (!board.numbers_left.includes(ui.number)) ui.number = board.numbers_left[0];
@@ -123,8 +144,8 @@ function statusText(game) {
   const board = game.board;
   const names = markNames();
   if (game.over) return game.result_text;
-  if (ui.busy) return "The agent is thinking…";
-  if (!game.human_to_move) return "Waiting for the agent…";
+  if (!ui.token) return `Watching (read-only): ${game.human_to_move ? "the person" : "the agent"} is to move.`;
+  if (ui.pending !== null || game.thinking || !game.human_to_move) return "The agent is thinking…";
   let text = `Your move (${names[game.human]}).`;
   if (board.game === "uttt") {
     text += board.active_boards.length === 1
@@ -139,29 +160,59 @@ function statusText(game) {
 function draw() {
   const game = ui.game;
   const board = game.board;
-  const humanCanPlay = !game.over && game.human_to_move && !ui.busy;
   const container = $("board");
   container.replaceChildren();
-  if (board.game === "uttt") drawUttt(container, board, humanCanPlay);
-  else drawGrid(container, board, humanCanPlay);
+  if (board.game === "uttt") drawUttt(container, board, canPlay());
+  else drawGrid(container, board, canPlay());
   container.classList.toggle("over", game.over);
   drawNumbers(game);
 
   $("status").classList.remove("error");
   $("status").textContent = statusText(game);
-  $("resign").disabled = game.over || ui.busy;
+  $("resign").hidden = !ui.token;
+  $("resign").disabled = game.over || ui.sending;
+  const level = game.level.rating === null ? game.level.name
+    : `${game.level.name} (Elo ${game.level.rating})`;
+  $("game-info").textContent = `Against ${level}${game.rated ? `, rated for ${game.player}` : ""}`
+    + (game.turn_seconds ? `, ${game.turn_seconds} s a move` : "");
+  $("analysis-toggle-label").hidden = game.rated || game.over;
 
   const result = $("result");
   result.hidden = !game.over;
-  result.className = `result ${game.result || ""}`;
+  result.className = `result ${game.result ? game.result.outcome : ""}`;
   result.textContent = game.over ? game.result_text : "";
-
-  const link = $("game-link");
-  link.replaceChildren(el("span", "", "Link to this game: "));
-  const anchor = el("a", "", `${location.origin}/game/${game.id}`);
-  anchor.href = `/game/${game.id}`;
-  link.appendChild(anchor);
+  const change = game.rating_change;
+  $("rating-change").hidden = !change;
+  if (change) {
+    $("rating-change").textContent =
+      `${game.player}'s rating: ${Math.round(change.before)} → ${Math.round(change.after)}`;
+  }
+  drawLinks(game);
+  drawClock();
   drawAnalysis();
+}
+
+function drawLinks(game) {
+  const watch = `${location.origin}/game/${game.id}`;
+  const link = (id, label, url) => {
+    const anchor = el("a", "", url);
+    anchor.href = url;
+    $(id).replaceChildren(el("span", "", label), anchor);
+  };
+  if (ui.token) link("play-link", "Play link (secret: whoever has it can move): ", `${watch}#play=${ui.token}`);
+  else $("play-link").replaceChildren();
+  link("watch-link", "Watch link (read-only): ", watch);
+}
+
+function drawClock() {
+  const game = ui.game;
+  const clock = $("clock-left");
+  const left = game.seconds_left;
+  clock.hidden = left === null || left === undefined || game.over;
+  if (clock.hidden) return;
+  const remaining = Math.max(0, left - (Date.now() - ui.receivedAt) / 1000);
+  clock.textContent = `${Math.ceil(remaining)} s left`;
+  clock.classList.toggle("low", remaining < 10);
 }
 
 // ---- analysis overlay ---------------------------------------------------------------------
@@ -169,7 +220,7 @@ function draw() {
 function drawAnalysis() {
   const panel = $("analysis");
   const game = ui.game;
-  const wanted = $("analysis-toggle").checked && !game.over;
+  const wanted = $("analysis-toggle").checked && !game.over && !game.rated;
   const fresh = ui.analysis && ui.analysis.id === game.id && ui.analysis.moves === game.actions.length;
   panel.hidden = !(wanted && fresh);
   if (!panel.hidden) overlayPolicy(ui.analysis);
@@ -202,17 +253,144 @@ function overlayPolicy(analysis) {
 
 async function refreshAnalysis() {
   const game = ui.game;
-  if (!$("analysis-toggle").checked || !game || game.over || !game.human_to_move) {
+  if (!$("analysis-toggle").checked || !game || game.over || game.rated || !game.human_to_move) {
     drawAnalysis();
     return;
   }
   try {
-    ui.analysis = await api("GET", `/api/games/${game.id}/analysis`);
+    const analysis = await api("GET", `/api/games/${game.id}/analysis`);
+    if (analysis.id !== ui.game.id) return;
+    ui.analysis = analysis;
   } catch (error) {
     showError(`Analysis failed: ${error.message}`);
     return;
   }
   draw();
+}
+
+// ---- after the game: review and leaderboard -----------------------------------------------
+
+async function showReview() {
+  const id = ui.game.id;
+  let review;
+  try {
+    review = await api("GET", `/api/games/${id}/review`);
+  } catch (error) {
+    return;  // e.g. the game was replaced meanwhile
+  }
+  if (!ui.game || ui.game.id !== id) return;
+  const svg = $("review-chart");
+  const ns = "http://www.w3.org/2000/svg";
+  const values = review.plies.map((p) => p.value_for_you);
+  const x = (i) => 10 + (380 * i) / Math.max(1, values.length - 1);
+  const y = (v) => 60 - 50 * v;
+  const axis = document.createElementNS(ns, "line");
+  Object.entries({ x1: 10, x2: 390, y1: 60, y2: 60, class: "axis" })
+    .forEach(([k, v]) => axis.setAttribute(k, v));
+  const line = document.createElementNS(ns, "polyline");
+  line.setAttribute("class", "line");
+  line.setAttribute("points", values.map((v, i) => (v === null ? null : `${x(i)},${y(v)}`))
+    .filter(Boolean).join(" "));
+  svg.replaceChildren(axis, line);
+  const list = $("review-moves");
+  list.replaceChildren();
+  const short = (text) => text.split(" (")[0];  // "e5 (board 5, cell 5)" -> "e5"
+  for (const ply of review.plies) {
+    // the person's moves show the agent's preference where it differs (in red)
+    const differs = ply.by === "you" && ply.best !== null && ply.best !== ply.move;
+    const text = ply.by === "you"
+      ? `You: ${short(ply.move_text)}${differs ? ` (agent: ${short(ply.best_text)})` : " ✓"}`
+      : `Agent: ${short(ply.move_text)}`;
+    list.appendChild(el("li", differs ? "differs" : "", text));
+  }
+  $("review").hidden = false;
+}
+
+async function showLeaderboard() {
+  let board;
+  try {
+    board = await api("GET", "/api/leaderboard");
+  } catch (error) {
+    return;
+  }
+  const rows = board.players.map((p, i) => {
+    const row = el("tr");
+    for (const text of [i + 1, p.name, Math.round(p.rating), p.games, `${p.wins} / ${p.draws} / ${p.losses}`]) {
+      row.appendChild(el("td", "", String(text)));
+    }
+    return row;
+  });
+  if (!rows.length) {
+    const empty = el("tr");
+    const cell = el("td", "muted", "No rated games yet: tick \"Rated\", pick a rated level and play.");
+    cell.colSpan = 5;
+    empty.appendChild(cell);
+    rows.push(empty);
+  }
+  $("leaderboard-rows").replaceChildren(...rows);
+}
+
+async function showPlayerRating() {
+  const name = $("player").value.trim();
+  localStorage.setItem(`${STORE}player`, name);
+  if (!name) { $("player-rating").textContent = ""; return; }
+  try {
+    const player = await api("GET", `/api/players/${encodeURIComponent(name)}`);
+    $("player-rating").textContent = `Elo ${Math.round(player.rating)}`;
+  } catch (error) {
+    $("player-rating").textContent = error.status === 404 ? "new player: starts at 1000" : "";
+  }
+}
+
+// ---- the game on screen -------------------------------------------------------------------
+
+function show(game) {
+  // answers about another game than the one on screen are dropped (bug: a late agent reply)
+  if (!ui.game || game.id !== ui.game.id) return;
+  if (game.version < ui.game.version) return;
+  const wasOver = ui.game.over;
+  ui.game = game;
+  ui.receivedAt = Date.now();
+  if (ui.pending !== null && (game.actions.length > ui.pendingPly || game.over)) ui.pending = null;
+  draw();
+  if (game.over && !wasOver) finished();
+  else refreshAnalysis();
+}
+
+function finished() {
+  if (ui.token) flipSide();
+  showReview();
+  showLeaderboard();
+  showPlayerRating();
+  localStorage.removeItem(`${STORE}last`);
+}
+
+function display(game, token) {
+  ui.watchGeneration += 1;
+  ui.game = game;
+  ui.receivedAt = Date.now();
+  ui.token = token;
+  ui.pending = null;
+  ui.sending = false;
+  ui.analysis = null;
+  $("review").hidden = true;
+  draw();
+  if (game.over) finished();
+  else refreshAnalysis();
+  watch(ui.watchGeneration);
+}
+
+async function watch(generation) {
+  // long poll: the server answers at the next change of this game (or after a while)
+  while (generation === ui.watchGeneration && ui.game && !(ui.game.over && !ui.game.thinking)) {
+    const game = ui.game;
+    try {
+      show(await api("GET", `/api/games/${game.id}?after=${game.version}`));
+    } catch (error) {
+      if (generation !== ui.watchGeneration) return;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
 }
 
 // ---- actions ------------------------------------------------------------------------------
@@ -223,26 +401,30 @@ function actionForCell(cell) {
   return board.action_cells.indexOf(cell);
 }
 
-async function send(method, path, body) {
-  ui.busy = true;
+async function send(path, body) {
+  const id = ui.game.id;
+  ui.sending = true;
   draw();
   try {
-    ui.game = await api(method, path, body);
+    const game = await api("POST", path, { token: ui.token, ...body });
+    if (ui.game.id === id) ui.sending = false;
+    show(game);
   } catch (error) {
-    ui.busy = false;
-    draw();
+    if (ui.game.id !== id) return;
+    ui.sending = false;
+    ui.pending = null;
+    // the game may have changed elsewhere (another window, the clock): redraw it as it is now
+    try { show(await api("GET", `/api/games/${id}`)); } catch (ignored) { /* keep the old view */ }
     showError(error.message);
-    return;
   }
-  ui.busy = false;
-  if (ui.game.over) flipSide();
-  draw();
-  refreshAnalysis();
 }
 
 function playCell(cell) {
-  if (ui.busy) return;
-  send("POST", `/api/games/${ui.game.id}/move`, { action: actionForCell(cell) });
+  if (!canPlay()) return;
+  ui.pending = cell;
+  ui.pendingPly = ui.game.actions.length;
+  send(`/api/games/${ui.game.id}/move`,
+    { action: actionForCell(cell), ply: ui.game.actions.length, wait: false });
 }
 
 function chosenSide() {
@@ -255,38 +437,59 @@ function flipSide() {
   document.querySelector(`input[name=side][value=${other}]`).checked = true;
 }
 
+function inProgress() {
+  return ui.game && ui.token && !ui.game.over;
+}
+
 async function newGame(replace) {
-  ui.busy = true;
+  if (replace !== true && inProgress()
+      && !window.confirm("Start a new game? The game in progress stays open at its link.")) return;
+  const rated = $("rated").checked;
+  const body = {
+    side: chosenSide(),
+    level: $("level").value,
+    turn_seconds: Number($("clock").value),
+    rated,
+    wait: false,
+  };
+  if (rated || $("player").value.trim()) body.player = $("player").value.trim();
   $("status").textContent = "Starting a new game…";
+  let game;
   try {
-    ui.game = await api("POST", "/api/games", { side: chosenSide() });
+    game = await api("POST", "/api/games", body);
   } catch (error) {
-    ui.busy = false;
     showError(error.message);
     return;
   }
-  ui.busy = false;
-  ui.analysis = null;
+  localStorage.setItem(`${STORE}token.${game.id}`, game.token);
+  localStorage.setItem(`${STORE}last`, game.id);
   // from "/" the new game's link replaces the address, so Back does not start yet another game
-  const url = `/game/${ui.game.id}`;
-  if (replace === true) history.replaceState({ id: ui.game.id }, "", url);
-  else history.pushState({ id: ui.game.id }, "", url);
-  draw();
-  refreshAnalysis();
+  const url = `/game/${game.id}`;
+  if (replace === true) history.replaceState({ id: game.id }, "", url);
+  else history.pushState({ id: game.id }, "", url);
+  display(game, game.token);
 }
 
-async function loadGame(id) {
+async function loadGame(id, orNew) {
+  const fromLink = location.hash.match(/^#play=([A-Za-z0-9_-]+)$/);
+  if (fromLink) {
+    localStorage.setItem(`${STORE}token.${id}`, fromLink[1]);
+    history.replaceState({ id }, "", `/game/${id}`);  // the secret leaves the address bar
+  }
+  let game;
   try {
-    ui.game = await api("GET", `/api/games/${id}`);
+    game = await api("GET", `/api/games/${id}`);
   } catch (error) {
-    showError(`${error.message}`);
+    if (orNew) { localStorage.removeItem(`${STORE}last`); newGame(true); return; }
+    showError(error.message);
     $("board").replaceChildren();
     return;
   }
-  const side = ui.game.human === 0 ? "x" : "o";
-  document.querySelector(`input[name=side][value=${side}]`).checked = true;
-  draw();
-  refreshAnalysis();
+  const token = localStorage.getItem(`${STORE}token.${id}`);
+  if (token && !game.over) {
+    document.querySelector(`input[name=side][value=${game.human === 0 ? "x" : "o"}]`).checked = true;
+  }
+  display(game, token);
 }
 
 async function start() {
@@ -297,27 +500,50 @@ async function start() {
     return;
   }
   const title = TITLES[ui.info.game] || ui.info.game;
-  document.title = `${title} vs ${ui.info.agent}`;
-  $("title").textContent = title;
-  $("subtitle").textContent = `against ${ui.info.agent}`;
+  const options = ui.info.game_options;
+  const size = options.size ? ` ${options.size}x${options.size}, ${options.k} in a row` : "";
+  document.title = `${title} — play`;
+  $("title").textContent = title + size;
+  $("rules").textContent = ui.info.rules;
   const names = markNames();
   $("side-x").textContent = `${names[0]} (first)`;
   $("side-o").textContent = `${names[1]} (second)`;
-  $("analysis-toggle-label").hidden = !ui.info.can_analyse;
+  for (const level of ui.info.levels) {
+    const option = el("option", "", level.rating === null ? `${level.name} (unrated)`
+      : `${level.name} (Elo ${level.rating})`);
+    option.value = level.name;
+    option.selected = level.name === ui.info.default_level;
+    $("level").appendChild(option);
+  }
+  $("player").value = localStorage.getItem(`${STORE}player`) || "";
+  $("player").addEventListener("change", showPlayerRating);
 
   $("new-game").addEventListener("click", newGame);
   $("resign").addEventListener("click", () => {
-    if (ui.game && !ui.game.over && !ui.busy) send("POST", `/api/games/${ui.game.id}/resign`);
+    if (inProgress() && !ui.sending && window.confirm("Resign this game?")) {
+      send(`/api/games/${ui.game.id}/resign`, {});
+    }
   });
   $("analysis-toggle").addEventListener("change", refreshAnalysis);
   window.addEventListener("popstate", () => route());
+  setInterval(() => { if (ui.game) drawClock(); }, 250);
+  showLeaderboard();
+  showPlayerRating();
   route();
 }
 
 function route() {
   const match = location.pathname.match(/^\/game\/([A-Za-z0-9_-]+)$/);
-  if (match) loadGame(match[1]);
-  else newGame(true);
+  if (match) { loadGame(match[1]); return; }
+  if (location.pathname === "/leaderboard") $("leaderboard").scrollIntoView();
+  // "/" resumes this device's unfinished game, if any, else starts one
+  const last = localStorage.getItem(`${STORE}last`);
+  if (last) {
+    history.replaceState({ id: last }, "", `/game/${last}`);
+    loadGame(last, true);
+  } else {
+    newGame(true);
+  }
 }
 
 start();

@@ -1,0 +1,160 @@
+"""Games, players and ratings in one SQLite file (the standard library's ``sqlite3``).
+
+A game is one row holding its settings and move list as JSON, so a restarted server (or
+``scripts/play.py resume=ID``) rebuilds it exactly. A player is a name with an Elo per game (the
+ratings of uttt and 4x4 tic-tac-toe mean different things). One connection serves every thread
+behind one lock: SQLite allows one writer at a time anyway, and each call is a few milliseconds.
+A finished rated game is saved and its rating change applied in the same transaction, so a crash
+can neither lose nor double a rating update.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+INITIAL_RATING = 1000.0  # a new player starts level with UCT-1000, the ladder's anchor
+K_FACTOR = 32.0
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS games (
+    id TEXT PRIMARY KEY, token TEXT NOT NULL, data TEXT NOT NULL, updated REAL NOT NULL,
+    deadline REAL);
+CREATE INDEX IF NOT EXISTS games_deadline ON games (deadline);
+CREATE TABLE IF NOT EXISTS players (
+    game TEXT NOT NULL, name TEXT NOT NULL, rating REAL NOT NULL,
+    games INTEGER NOT NULL DEFAULT 0, wins INTEGER NOT NULL DEFAULT 0,
+    draws INTEGER NOT NULL DEFAULT 0, losses INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (game, name));
+"""
+SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+
+
+def default_db_path() -> Path:
+    """``$XDG_DATA_HOME/ultimate_rl/play.sqlite3`` (``~/.local/share/...`` by default)."""
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "ultimate_rl" / "play.sqlite3"
+
+
+def elo_update(rating: float, opponent: float, score: float, k: float = K_FACTOR) -> float:
+    """The standard Elo update: ``rating + k * (score - expected score against opponent)``."""
+    expected = 1.0 / (1.0 + 10.0 ** ((opponent - rating) / 400.0))
+    return rating + k * (score - expected)
+
+
+class Database:
+    """The play site's SQLite file (``":memory:"`` for a session that keeps nothing)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self.path = str(path)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise OSError(f"cannot use {self.path} as the play database: {err}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def save_game(
+        self,
+        game_id: str,
+        token: str,
+        data: dict[str, Any],
+        now: float,
+        rating: tuple[str, str, float, str] | None = None,
+    ) -> dict[str, Any] | None:
+        """Stores a game (``data["match"]["deadline"]`` is indexed for ``expired_games``);
+        ``rating`` (game key, player, opponent rating, outcome) also rates it.
+
+        Returns the rating change ``{"before", "after"}`` when one was applied.
+        """
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                change = self._rate(*rating) if rating is not None else None
+                if change is not None:
+                    data = {**data, "rating_change": change}
+                self._db.execute(
+                    "INSERT OR REPLACE INTO games (id, token, data, updated, deadline) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (game_id, token, json.dumps(data), now, data["match"].get("deadline")),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return change
+
+    def _rate(self, key: str, name: str, opponent: float, outcome: str) -> dict[str, Any]:
+        row = self._db.execute(
+            "SELECT rating FROM players WHERE game = ? AND name = ?", (key, name)
+        ).fetchone()
+        before = row[0] if row else INITIAL_RATING
+        after = elo_update(before, opponent, SCORES[outcome])
+        column = {"win": "wins", "draw": "draws", "loss": "losses"}[outcome]
+        self._db.execute(
+            f"INSERT INTO players (game, name, rating, games, {column}) VALUES (?, ?, ?, 1, 1) "
+            f"ON CONFLICT (game, name) DO UPDATE SET rating = excluded.rating, "
+            f"games = games + 1, {column} = {column} + 1",
+            (key, name, after),
+        )
+        return {"before": round(before, 1), "after": round(after, 1)}
+
+    def load_game(self, game_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The token and data of a stored game, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT token, data FROM games WHERE id = ?", (game_id,)
+            ).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
+
+    def expired_games(self, now: float) -> list[str]:
+        """Ids of games whose person's clock ran out without anyone reading them since."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM games WHERE deadline IS NOT NULL AND deadline < ?", (now,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def delete_game(self, game_id: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM games WHERE id = ?", (game_id,))
+
+    def player(self, key: str, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT name, rating, games, wins, draws, losses FROM players "
+                "WHERE game = ? AND name = ?",
+                (key, name),
+            ).fetchone()
+        return None if row is None else _player_json(row)
+
+    def leaderboard(self, key: str, limit: int = 50) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT name, rating, games, wins, draws, losses FROM players WHERE game = ? "
+                "ORDER BY rating DESC, name LIMIT ?",
+                (key, limit),
+            ).fetchall()
+        return [_player_json(row) for row in rows]
+
+
+def _player_json(row: tuple[Any, ...]) -> dict[str, Any]:
+    name, rating, games, wins, draws, losses = row
+    return {
+        "name": name,
+        "rating": round(rating, 1),
+        "games": games,
+        "wins": wins,
+        "draws": draws,
+        "losses": losses,
+    }
