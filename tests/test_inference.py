@@ -62,6 +62,18 @@ def test_backends_give_the_same_logits_and_values(name: str, arch: str, value_he
     assert np.all(got[0][~masks] == np.float32(MASKED_LOGIT))
 
 
+@pytest.mark.parametrize("backend", ["torch", "onnxruntime"])
+def test_chunked_and_empty_batches(backend: str):
+    game, model = small_model("uttt", "resnet")
+    planes, masks = random_inputs(game, 10, seed=4)
+    whole = make_evaluator(model, "cpu", backend=backend)(planes, masks)
+    chunked = make_evaluator(model, "cpu", backend=backend, max_batch=3)(planes, masks)
+    for a, b in zip(whole, chunked, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    logits, values = make_evaluator(model, "cpu", backend=backend)(planes[:0], masks[:0])
+    assert logits.shape == (0, game.num_actions) and values.shape == (0,)
+
+
 def test_auto_takes_onnxruntime_on_the_cpu_and_unknown_backends_are_refused():
     _, model = small_model("tictactoe")
     assert isinstance(make_evaluator(model, "cpu"), OnnxEvaluator)

@@ -57,8 +57,9 @@ class NetworkEvaluator:
         planes, masks = self._check(planes, masks)
         self._prepare()
         n = planes.shape[0]
-        step = n if self.max_batch is None else self.max_batch
-        parts = [self._forward(planes[start : start + step]) for start in range(0, n, step)]
+        step = self.max_batch or max(n, 1)
+        starts = range(0, n, step) or [0]  # an empty batch still gives arrays of the right shapes
+        parts = [self._forward(planes[start : start + step]) for start in starts]
         logits = parts[0][0] if len(parts) == 1 else np.concatenate([p[0] for p in parts])
         values = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
         np.putmask(logits, ~masks, MASKED_LOGIT)
@@ -95,11 +96,12 @@ class OnnxEvaluator(NetworkEvaluator):
     """The same evaluator run by onnxruntime's CPU provider on an ONNX export of ``model``.
 
     An onnxruntime session holds a snapshot of the weights, so before each batch the evaluator
-    checks torch's in-place version counters of the model's weights and buffers (bumped by every
-    optimiser step and ``load_state_dict``) and exports again when they moved: whoever changes
-    the weights, the next call sees them. A refresh costs one export (tens of milliseconds for
-    the networks here; ``scripts/bench.py suite=selfplay`` reports it). The session uses as many
-    threads as torch (``torch.set_num_threads``), so one thread setting governs both backends.
+    checks torch's version counters of the model's weights and buffers (bumped by every in-place
+    write: optimiser steps, ``load_state_dict``) and exports again when they moved: whoever
+    changes the weights in place, the next call sees them (a parameter replaced by a new tensor
+    object is not: build a new evaluator then). A refresh costs one export, tens of milliseconds
+    for the networks here (``scripts/bench.py suite=selfplay`` reports it). The session uses as
+    many threads as torch (``torch.set_num_threads``), so one thread setting governs both backends.
     """
 
     backend = "onnxruntime"
@@ -121,7 +123,12 @@ class OnnxEvaluator(NetworkEvaluator):
         import onnxruntime  # a core dependency, imported late: it adds ~0.2 s to any import
 
         self._onnxruntime = onnxruntime
-        self._version: tuple[tuple[int, int], ...] | None = None
+        # tensors made under torch.inference_mode have no version counter; training never
+        # writes them
+        self._tensors = [
+            t for t in chain(model.parameters(), model.buffers()) if not t.is_inference()
+        ]
+        self._version = -1
         self._session = None
 
     def refresh(self) -> None:
@@ -132,23 +139,19 @@ class OnnxEvaluator(NetworkEvaluator):
         self._session = self._onnxruntime.InferenceSession(
             onnx_graph(self.model), options, providers=["CPUExecutionProvider"]
         )
-        self._version = weights_version(self.model)
+        self._version = self._weights_version()
+
+    def _weights_version(self) -> int:
+        """Moves whenever a weight or buffer is written: each counter only grows."""
+        return sum(t._version for t in self._tensors)
 
     def _prepare(self) -> None:
-        if self._version != weights_version(self.model):
+        if self._version != self._weights_version():
             self.refresh()
 
     def _forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         logits, values = self._session.run(OUTPUT_NAMES, {INPUT_NAME: planes})
         return logits, values
-
-
-def weights_version(model: torch.nn.Module) -> tuple[tuple[int, int], ...]:
-    """Changes whenever a weight or buffer of ``model`` is written in place or replaced."""
-    return tuple(
-        (id(t), 0 if t.is_inference() else t._version)  # inference tensors have no counter
-        for t in chain(model.parameters(), model.buffers())
-    )
 
 
 def make_evaluator(
