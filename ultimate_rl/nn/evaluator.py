@@ -4,7 +4,7 @@
 values [N] float32 in [-1, 1], mover's view)``. Search never imports ``nn``; it only calls this.
 
 Two backends run the same ``InferenceNet``: torch, and onnxruntime's CPU provider, which runs
-the small networks here about twice as fast as torch on a CPU core (``scripts/bench.py
+the small networks here 2-2.5x as fast as torch on a CPU core (``scripts/bench.py
 suite=selfplay`` measures both). ``make_evaluator(backend="auto")`` takes onnxruntime on the CPU
 and torch on CUDA (bf16 autocast there).
 """
