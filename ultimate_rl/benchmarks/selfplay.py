@@ -13,7 +13,8 @@ Figures:
 - ``train_samples_per_s``: positions per second through the optimiser, augmentation included.
 
 One thread, the preset's own settings, after a warm-up that compiles kernels. Backends are
-measured alternately so that other load on the machine affects them alike.
+measured alternately (self-play: two rounds each, torch-default-default-torch) so that other
+load on the machine affects them alike.
 """
 
 from __future__ import annotations
@@ -54,19 +55,24 @@ def run(cfg: Any) -> dict[str, float]:
     model = build_model(game, checked.model, seed=0)
     worker = SelfPlayWorker(game, checked.search, checked.selfplay)
     rng = np.random.default_rng(0)
-    default = make_evaluator(model, "cpu")
-    worker.play(default, 2, rng)  # warm-up: compiles the search kernels
-    games = checked.selfplay.parallel_games
-    torch_stats = worker.play(make_evaluator(model, "cpu", backend="torch"), games, rng).stats
-    data = worker.play(default, games, rng)
-    stats = data.stats
-    torch_rate = torch_stats.moves / torch_stats.seconds
+    evaluators = {
+        "default": make_evaluator(model, "cpu"),
+        "torch": make_evaluator(model, "cpu", backend="torch"),
+    }
+    worker.play(evaluators["default"], 2, rng)  # warm-up: compiles the search kernels
+    totals = {name: np.zeros(4) for name in evaluators}  # moves, seconds, nn_seconds, simulations
+    for name in ("torch", "default", "default", "torch"):  # drifting load hits both alike
+        data = worker.play(evaluators[name], checked.selfplay.parallel_games, rng)
+        stats = data.stats
+        totals[name] += (stats.moves, stats.seconds, stats.nn_seconds, stats.simulations)
+    moves, spent, nn_spent, simulations = totals["default"]
+    torch_rate = totals["torch"][0] / totals["torch"][1]
     figures = {
-        "selfplay_positions_per_s": stats.moves / stats.seconds,
+        "selfplay_positions_per_s": moves / spent,
         "selfplay_positions_per_s_torch": torch_rate,
-        "selfplay_speedup": stats.moves / stats.seconds / torch_rate,
-        "selfplay_nn_time_fraction": stats.nn_seconds / stats.seconds,
-        "selfplay_simulations_per_s": stats.simulations / stats.seconds,
+        "selfplay_speedup": moves / spent / torch_rate,
+        "selfplay_nn_time_fraction": nn_spent / spent,
+        "selfplay_simulations_per_s": simulations / spent,
         **nn_rates(model, seconds),
         "onnx_refresh_ms": refresh_ms(model),
         **agent_move_ms(game),
