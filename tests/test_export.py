@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -171,11 +170,6 @@ def test_export_script(tmp_path: Path) -> None:
     assert missing.returncode != 0 and "no checkpoint" in missing.stderr
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("onnxruntime") is None
-    or importlib.util.find_spec("onnxscript") is None,
-    reason="needs the export extra: pip install onnx onnxscript onnxruntime",
-)
 def test_onnx_gives_the_same_outputs_as_torch(tmp_path: Path) -> None:
     checkpoint, _ = make_checkpoint(tmp_path, "uttt")
     bundle = export_agent(checkpoint, tmp_path / "agent.urla")

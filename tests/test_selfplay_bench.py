@@ -13,6 +13,18 @@ from ultimate_rl.benchmarks import selfplay
 @pytest.mark.slow
 def test_selfplay_suite_reports_every_figure():
     figures = selfplay.run(OmegaConf.create({"seconds": 0.5}))
-    for key in ("selfplay_positions_per_s", "selfplay_nn_time_fraction", "train_samples_per_s"):
+    keys = [
+        "selfplay_positions_per_s",
+        "selfplay_positions_per_s_torch",
+        "selfplay_speedup",
+        "selfplay_nn_time_fraction",
+        "nn_positions_per_s_torch",
+        "nn_positions_per_s_onnxruntime",
+        "onnx_refresh_ms",
+        "agent_move_ms_torch",
+        "agent_move_ms_onnxruntime",
+        "train_samples_per_s",
+    ]
+    for key in keys:
         assert math.isfinite(figures[key]) and figures[key] > 0, key
     assert figures["selfplay_nn_time_fraction"] <= 1.0

@@ -26,7 +26,8 @@ class NetworkAgent(Agent):
 
     ``algorithm`` is ``"puct"`` or ``"gumbel"``. ``temperature`` 0 (default) plays the best move;
     > 0 samples by visits (PUCT) or by the raw policy (no search). Other ``search_options`` go
-    to ``SearchConfig`` (e.g. ``c_puct``). Moves are reproducible with ``seed``. The checkpoint's
+    to ``SearchConfig`` (e.g. ``c_puct``). ``inference`` picks the network's backend
+    (``ultimate_rl.nn.make_evaluator``). Moves are reproducible with ``seed``. The checkpoint's
     game is checked against the game passed to ``select_action``: a checkpoint of another game is
     refused with a clear message.
     """
@@ -42,6 +43,7 @@ class NetworkAgent(Agent):
         seed: int | None = None,
         temperature: float = 0.0,
         precision: str = "auto",
+        inference: str = "auto",
         **search_options: Any,
     ) -> None:
         if isinstance(num_simulations, bool) or not isinstance(num_simulations, int | np.integer):
@@ -66,7 +68,7 @@ class NetworkAgent(Agent):
             }
         )
         self.model = self.checkpoint.build_model(device).for_inference()  # play only: BN folded
-        self.evaluate = make_evaluator(self.model, device, precision=precision)
+        self.evaluate = make_evaluator(self.model, device, backend=inference, precision=precision)
         self._rng = np.random.default_rng(seed)
         self._game: Game | None = None
         self._searcher: BatchedSearch | None = None

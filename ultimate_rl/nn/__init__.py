@@ -21,7 +21,8 @@ from ultimate_rl.nn.checkpoint import (
 )
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import autocast, resolve_device, resolve_precision
-from ultimate_rl.nn.evaluator import NetworkEvaluator, make_evaluator
+from ultimate_rl.nn.evaluator import BACKENDS, NetworkEvaluator, OnnxEvaluator, make_evaluator
+from ultimate_rl.nn.inference import InferenceNet, onnx_graph
 from ultimate_rl.nn.losses import LOSSES, Batch, Loss, training_loss, wdl_targets
 from ultimate_rl.nn.models import (
     MASKED_LOGIT,
@@ -35,6 +36,7 @@ from ultimate_rl.nn.models import (
 )
 
 __all__ = [
+    "BACKENDS",
     "FORMAT_VERSION",
     "LOSSES",
     "MASKED_LOGIT",
@@ -44,10 +46,12 @@ __all__ = [
     "CheckpointError",
     "CheckpointNotFoundError",
     "HeadOutputs",
+    "InferenceNet",
     "Loss",
     "ModelConfig",
     "ModelConfigError",
     "NetworkEvaluator",
+    "OnnxEvaluator",
     "PolicyValueNet",
     "ResNet",
     "WrongGameError",
@@ -58,6 +62,7 @@ __all__ = [
     "make_evaluator",
     "mask_logits",
     "masked_softmax",
+    "onnx_graph",
     "resolve_device",
     "resolve_precision",
     "save_checkpoint",

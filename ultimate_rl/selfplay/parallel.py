@@ -5,6 +5,8 @@ on a 2-core machine: torch already uses the second core). With more workers, eac
 process that receives the learner's weights at the start of every round (``play``), plays its
 share of the games with its own batched searcher, and sends the positions back. Each worker's
 generator is derived from the round seed and the worker's index, so a seeded run reproduces.
+The network runs on ``selfplay.inference``'s backend; an onnxruntime evaluator sees new weights
+by itself (``ultimate_rl.nn.OnnxEvaluator``), in-process and after a worker loads them.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _worker_main(
         game = make_game(game_spec["name"], **game_spec["options"])
         model = build_model(game, ModelConfig.from_dict(model_config))
         worker = SelfPlayWorker(game, search, settings)
-        evaluate = make_evaluator(model, "cpu")
+        evaluate = make_evaluator(model, "cpu", backend=settings.inference)
         while (job := jobs.get()) is not None:
             weights, num_games, seed = job
             model.load_state_dict(weights)
@@ -80,7 +82,7 @@ class SelfPlayPool:
         if settings.workers == 1:
             game = make_game(game_spec["name"], **game_spec["options"])
             self.local = SelfPlayWorker(game, search, settings)
-            self.evaluate = make_evaluator(model, device)
+            self.evaluate = make_evaluator(model, device, backend=settings.inference)
             return
         context = mp.get_context("spawn")
         self.results = context.Queue()

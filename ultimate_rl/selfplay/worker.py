@@ -22,6 +22,7 @@ from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
+from ultimate_rl.nn.evaluator import BACKENDS
 from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
 
 
@@ -79,10 +80,15 @@ class SelfPlaySettings:
     playout_cap: PlayoutCapSettings = field(default_factory=PlayoutCapSettings)
     resign: ResignSettings = field(default_factory=ResignSettings)
     random_opening: RandomOpeningSettings = field(default_factory=RandomOpeningSettings)
+    inference: str = "auto"  # the network's backend (``ultimate_rl.nn.make_evaluator``)
 
     def __post_init__(self) -> None:
         for name in ("workers", "parallel_games", "games_per_iteration"):
             _check_at_least(name, getattr(self, name), 1)
+        if self.inference not in BACKENDS:
+            raise ValueError(
+                f"selfplay.inference must be one of {list(BACKENDS)}, got {self.inference!r}"
+            )
         if self.temperature < 0 or self.final_temperature < 0:
             raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
 

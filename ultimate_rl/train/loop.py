@@ -98,7 +98,7 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
     checkpoints.restore(learner)
     game_spec = {"name": run.game.name, "options": run.game_options}
     pool = SelfPlayPool(game_spec, learner.selfplay_model, run.search, run.selfplay, device)
-    evaluate = make_evaluator(learner.model, device)
+    evaluate = make_evaluator(learner.model, device, backend=run.selfplay.inference)
     gating = Gating(run, learner, evaluate, device) if run.eval.gating.enabled else None
     evaluation = PeriodicEvaluation(run, evaluate, rating_hook, checkpoints.snapshot)
     progress, log = learner.progress, RunLog(run_dir, run, learner.progress, evaluate)
@@ -142,7 +142,8 @@ class Gating:
         self, run: RunConfig, learner: Learner, candidate: Evaluator, device: torch.device
     ) -> None:
         self.run, self.candidate = run, candidate
-        self.incumbent = make_evaluator(learner.selfplay_model, device)
+        backend = run.selfplay.inference
+        self.incumbent = make_evaluator(learner.selfplay_model, device, backend=backend)
 
     def __call__(self, learner: Learner) -> dict[str, float]:
         """Plays the match, promotes the new network if it passed; the figures to log."""
