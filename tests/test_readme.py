@@ -58,6 +58,7 @@ QUICK_EVALUATE = [
     "perfect_games=2",
     "progress=false",
 ]
+PLAY_DB = "play.sqlite3"  # in the scratch folder
 # Example paths of the README -> files of the tiny run the fixture trains.
 PLACEHOLDERS = {
     "runs/.../checkpoints/latest.pt": "tiny_run/checkpoints/latest.pt",
@@ -74,6 +75,7 @@ class Variant:
     stdin: str | None = None
     slow: bool = False
     needs_tiny_run: bool = False  # e.g. the agent file the README's export command writes
+    needs_saved_game: bool = False  # ``resume=ID``: a game saved on ``quit`` in the scratch db
 
 
 # Times below: at the quick budget, on the 2-core machine with other jobs running.
@@ -101,12 +103,22 @@ def evaluate_variant(args: list[str]) -> Variant:
 
 
 def play_variant(args: list[str]) -> Variant:
-    """Terminal play quits at the first prompt (~11 s); the browser page is a server that runs
-    until stopped, so it only shows its help (~13 s, the same config checks)."""
+    """Terminal play quits at the first prompt (~11 s; a rated game first gets a name) and
+    declines to save; the browser page is a server that runs until stopped, so it only shows
+    its help (~13 s, the same config checks). Games go to a scratch database, never the user's."""
+    if not any(a.startswith("db=") for a in args):
+        args = [*args, f"db={PLAY_DB}"]
     if "ui=web" in args:
         return Variant([*args, "--help"], slow=True)
     agent_file = any(a.startswith("agent=") and a.endswith(".urla") for a in args)
-    return Variant(args, stdin="quit\n", slow=agent_file, needs_tiny_run=agent_file)
+    stdin = ("readme\n" if "rated=true" in args else "") + "quit\nn\n"
+    return Variant(
+        args,
+        stdin=stdin,
+        slow=agent_file,
+        needs_tiny_run=agent_file,
+        needs_saved_game="resume=ID" in args,
+    )
 
 
 def export_variant(args: list[str]) -> Variant:
@@ -225,6 +237,16 @@ def tiny_run(workspace: Path) -> Path:
     return run
 
 
+@pytest.fixture(scope="module")
+def saved_game(workspace: Path) -> str:
+    """The id of a game saved on ``quit`` in the scratch database (for ``resume=ID``)."""
+    argv = [sys.executable, str(ROOT / "scripts/play.py"), "agent=random", f"db={PLAY_DB}"]
+    out = run(argv, workspace, "quit\ny\n")
+    found = re.search(r"resume=(\S+)", out)
+    assert found, f"play.py did not say how to resume a saved game:\n{out}"
+    return found.group(1)
+
+
 def resolve(text: str, request: pytest.FixtureRequest) -> str:
     """``text`` with the README's example paths replaced by the tiny run's files."""
     for example, path in PLACEHOLDERS.items():
@@ -234,7 +256,7 @@ def resolve(text: str, request: pytest.FixtureRequest) -> str:
     return text
 
 
-def run(argv: list[str], cwd: Path, stdin: str | None = None) -> None:
+def run(argv: list[str], cwd: Path, stdin: str | None = None) -> str:
     # this checkout, whatever is installed; one torch thread, as in conftest.py (a small network's
     # forward passes slow down tenfold when two threads fight over a busy 2-core machine)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
@@ -245,6 +267,7 @@ def run(argv: list[str], cwd: Path, stdin: str | None = None) -> None:
         f"README command failed (exit {done.returncode}): {shlex.join(argv)}\n"
         f"--- stdout ---\n{done.stdout[-3000:]}\n--- stderr ---\n{done.stderr[-3000:]}"
     )
+    return done.stdout
 
 
 def command_params() -> list[object]:
@@ -268,6 +291,11 @@ def test_readme_command_runs(
     args = [resolve(a, request) for a in quick.args]
     if quick.needs_tiny_run:
         request.getfixturevalue("tiny_run")
+    if quick.needs_saved_game:
+        args = [
+            f"resume={request.getfixturevalue('saved_game')}" if a == "resume=ID" else a
+            for a in args
+        ]
     run([sys.executable, str(ROOT / words[1]), *args], workspace, quick.stdin)
 
 
