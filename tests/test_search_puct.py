@@ -7,8 +7,8 @@ import pytest
 
 from ultimate_rl.games import layout as L
 from ultimate_rl.games import make, solve
+from ultimate_rl.search import BatchedSearch, SearchConfig, SearchError
 from ultimate_rl.search.gumbel import halving_schedule
-from ultimate_rl.search.puct import BatchedSearch, SearchConfig, SearchError
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +134,7 @@ def test_tree_reuse_keeps_the_subtree(uttt):
     action = int(out.action[0])
     kept = int(out.visit_counts[0, action]) - 1  # the child's own evaluation is not a move visit
     assert kept > 0
-    after = np.stack([uttt.apply(start[0], action)] * 2)
-    searcher.advance(0, action)  # explicit; tree 1 finds the child by its state
+    after = np.stack([uttt.apply(start[0], action)] * 2)  # each tree finds the child by its state
     again = searcher.search(after, evaluate, add_noise=False, num_simulations=30)
     assert again.visit_counts[0].sum() == kept + 30
     assert again.visit_counts[1].sum() == kept + 30

@@ -9,7 +9,7 @@ import pytest
 
 from ultimate_rl.games import layout as L
 from ultimate_rl.games import make
-from ultimate_rl.search.puct import SearchConfig
+from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.parallel import split_games
 from ultimate_rl.selfplay.worker import (
     PlayoutCapSettings,

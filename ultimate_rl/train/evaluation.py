@@ -23,7 +23,7 @@ import numpy as np
 from ultimate_rl.games import Game, solve
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
-from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
 Player = Callable[[np.ndarray], np.ndarray]  # positions [N, STATE_LEN] -> one move per row
 
