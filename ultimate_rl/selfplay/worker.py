@@ -205,8 +205,8 @@ class _LiveGame:
 
 class _SelfPlayRound:
     """The games of one ``SelfPlayWorker.play`` call. Live game ``i`` is searched with tree ``i``;
-    when it ends, row ``i`` takes a new game or, once all have started, the last live game (which
-    starts a fresh tree)."""
+    when it ends, row ``i`` takes a new game or, once all have started, the last live game, whose
+    tree moves with it."""
 
     def __init__(
         self,
@@ -291,7 +291,7 @@ class _SelfPlayRound:
         last = self.live.pop()
         if row < len(self.live):
             self.live[row] = last
-        self.searcher.reset(row)
+            self.searcher.move_tree(len(self.live), row)
 
 
 class SelfPlayWorker:
