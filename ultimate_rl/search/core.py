@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import literal_unroll, njit
+from numba.core.registry import CPUDispatcher
 
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
@@ -26,12 +27,17 @@ from ultimate_rl.search.tree import PENDING, keep_subtree, plant_root
 
 REGISTRY = (puct.PUCT, gumbel.GUMBEL)
 """Every batched algorithm, in the order of ``config.ALGORITHMS`` (``SearchParams.algorithm``
-indexes both); adding one is a module like ``puct.py`` and an entry here and there."""
+indexes both): adding one is a module like ``puct.py``, its entry here and its name there."""
+
+
+class _Selector(NamedTuple):
+    algorithm: int  # index into REGISTRY
+    select_child: CPUDispatcher
+
 
 # numba cannot take a function as a cached kernel's argument, so the kernels reach each
-# algorithm's child selection through this constant: (index, kernel) pairs, unrolled at compile
-# time.
-_SELECT_CHILD = tuple((i, algorithm.select_child) for i, algorithm in enumerate(REGISTRY))
+# algorithm's child selection through this constant, unrolled at compile time.
+_SELECTORS = tuple(_Selector(i, algorithm.select_child) for i, algorithm in enumerate(REGISTRY))
 
 
 class LeafBatch(NamedTuple):
@@ -89,9 +95,9 @@ def start_roots(f, states, reuse, leaves):
 def _select_child(f, b, node, roots, params, scratch):
     """Edge offset that ``params.algorithm``'s ``select_child`` chooses at ``node``."""
     k = 0
-    for entry in literal_unroll(_SELECT_CHILD):
-        if entry[0] == params.algorithm:
-            k = entry[1](f, b, node, roots, params, scratch)
+    for selector in literal_unroll(_SELECTORS):
+        if selector.algorithm == params.algorithm:
+            k = selector.select_child(f, b, node, roots, params, scratch)
     return k
 
 
