@@ -226,6 +226,7 @@ class _SelfPlayRound:
         self.live = [self._start_game(i) for i in range(slots)]
 
     def _start_game(self, row: int) -> _LiveGame:
+        """A new game for ``row`` (whose tree is forgotten), from a random opening for a share."""
         s = self.settings
         state = self.initial.copy()
         if self.rng.random() < s.random_opening.fraction:
@@ -258,10 +259,12 @@ class _SelfPlayRound:
 
     def _play_move(self, game: _LiveGame, root_value: float, action: int) -> float | None:
         """Resigns or plays ``action``; returns the first player's result if the game ended."""
-        s = self.settings.resign
+        resign = self.settings.resign
         mover = int(game.state[L.PLAYER])
         resigning = (
-            s.enabled and int(game.state[L.MOVES]) >= s.min_moves and root_value < s.threshold
+            resign.enabled
+            and int(game.state[L.MOVES]) >= resign.min_moves
+            and root_value < resign.threshold
         )
         if resigning and game.can_resign:
             self.stats.resignations += 1
