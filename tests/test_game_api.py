@@ -19,6 +19,7 @@ from ultimate_rl.games import (
     UnknownGameError,
     make,
 )
+from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
@@ -186,3 +187,10 @@ def test_unknown_game_name_lists_the_valid_ones() -> None:
 def test_unknown_or_bad_option_raises(name: str, options: dict, named: str) -> None:
     with pytest.raises(UnknownGameError, match=named):
         make(name, **options)
+
+
+def test_every_game_has_one_entry_in_the_kernel_table() -> None:
+    ids = [kernels.game_id for kernels in K.GAMES]
+    assert sorted(ids) == sorted({game.game_id for game in GAME_OBJECTS.values()})
+    for game in GAME_OBJECTS.values():  # each game's playout, reached through the table
+        assert K.random_playout(game.initial_state()) in (-1.0, 0.0, 1.0)

@@ -20,7 +20,7 @@ from ultimate_rl.nn import (
     build_model,
     make_evaluator,
 )
-from ultimate_rl.search.puct import SearchConfig
+from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings
 

@@ -7,8 +7,10 @@ import pytest
 
 from ultimate_rl.games import layout as L
 from ultimate_rl.games import make, solve
+from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchError, tree
+from ultimate_rl.search.config import SearchParams
+from ultimate_rl.search.core import REGISTRY
 from ultimate_rl.search.gumbel import halving_schedule
-from ultimate_rl.search.puct import BatchedSearch, SearchConfig, SearchError
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +136,7 @@ def test_tree_reuse_keeps_the_subtree(uttt):
     action = int(out.action[0])
     kept = int(out.visit_counts[0, action]) - 1  # the child's own evaluation is not a move visit
     assert kept > 0
-    after = np.stack([uttt.apply(start[0], action)] * 2)
-    searcher.advance(0, action)  # explicit; tree 1 finds the child by its state
+    after = np.stack([uttt.apply(start[0], action)] * 2)  # each tree finds the child by its state
     again = searcher.search(after, evaluate, add_noise=False, num_simulations=30)
     assert again.visit_counts[0].sum() == kept + 30
     assert again.visit_counts[1].sum() == kept + 30
@@ -283,3 +284,67 @@ def test_config_from_dict_names_unknown_keys():
     assert SearchConfig.from_dict({"num_simulations": 3}).num_simulations == 3
     with pytest.raises(SearchError, match="num_simulation'"):
         SearchConfig.from_dict({"num_simulation": 3})
+
+
+def test_search_params_record_carries_the_config_by_name():
+    params = SearchParams.from_config(SearchConfig(algorithm="gumbel", c_puct=2.0, c_visit=7.0))
+    assert ALGORITHMS[params.algorithm] == "gumbel"
+    assert (params.c_puct, params.c_visit, params.leaves_per_tree) == (2.0, 7.0, 1)
+    assert params.virtual_loss == 0.0  # one leaf per tree: no descent can collide with another
+    several = SearchParams.from_config(SearchConfig(leaves_per_tree=4, virtual_loss=2.0))
+    assert (several.virtual_loss, several.leaves_per_tree) == (2.0, 4)
+    # the kernels reach each algorithm through the registry by this index
+    assert tuple(algorithm.name for algorithm in REGISTRY) == ALGORITHMS
+
+
+def _subtree(f, b, node):
+    """Nodes of ``node``'s subtree in tree ``b``, and its moves' (visits, value sums) by action."""
+    nodes, frontier = [], [node]
+    while frontier:
+        n = frontier.pop()
+        nodes.append(n)
+        first = f.first_edge[b, n]
+        for e in range(first, first + max(f.num_edges[b, n], 0)):
+            if f.edge_child[b, e] >= 0:
+                frontier.append(int(f.edge_child[b, e]))
+    first = f.first_edge[b, node]
+    edges = range(first, first + f.num_edges[b, node])
+    moves = {int(f.edge_action[b, e]): (f.edge_visits[b, e], f.edge_value_sum[b, e]) for e in edges}
+    return nodes, moves
+
+
+def _most_visited_child(f, b, node):
+    first = f.first_edge[b, node]
+    edges = np.arange(first, first + f.num_edges[b, node])
+    return int(f.edge_child[b, edges[np.argmax(f.edge_visits[b, edges])]])
+
+
+def test_tree_reuse_two_moves_on_keeps_the_subtree_statistics(uttt):
+    searcher = BatchedSearch(uttt, 1, SearchConfig(num_simulations=300), seed=0)
+    searcher.search(uttt.initial_state()[None], _hash_evaluator(uttt.num_actions), False)
+    f = searcher._forest  # the storage itself: what re-rooting must keep
+    grandchild = _most_visited_child(f, 0, _most_visited_child(f, 0, 0))
+    nodes, moves = _subtree(f, 0, grandchild)
+    assert len(nodes) > 1
+    state = f.state[0, grandchild].copy()
+    assert tree.keep_subtree(f, 0, state)
+    assert np.array_equal(f.state[0, 0], state) and f.parent[0, 0] == -1
+    assert f.node_count[0] == len(nodes)
+    assert _subtree(f, 0, 0)[1] == moves
+    for node in range(1, len(nodes)):  # every kept node hangs from the edge that leads to it
+        assert f.edge_child[0, f.parent_edge[0, node]] == node
+    assert not tree.keep_subtree(f, 0, uttt.apply_sequence([40, 36, 4]))  # not in the tree
+
+
+def test_a_moved_tree_keeps_its_statistics_and_leaves_its_row_empty(uttt):
+    evaluate = _hash_evaluator(uttt.num_actions)
+    searcher = BatchedSearch(uttt, 2, SearchConfig(num_simulations=20), seed=0)
+    states = np.stack([uttt.initial_state(), uttt.apply_sequence([40])])
+    first = searcher.search(states, evaluate, add_noise=False)
+    searcher.move_tree(1, 0)
+    again = searcher.search(states[[1, 1]], evaluate, add_noise=False)
+    assert again.visit_counts[0].sum() == 40  # tree 1's 20 visits came along to row 0
+    assert again.visit_counts[1].sum() == 20  # row 1 starts afresh
+    np.testing.assert_array_equal(again.visit_counts[1], first.visit_counts[1])
+    with pytest.raises(SearchError, match="tree index"):
+        searcher.move_tree(0, 2)

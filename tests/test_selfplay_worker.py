@@ -9,7 +9,8 @@ import pytest
 
 from ultimate_rl.games import layout as L
 from ultimate_rl.games import make
-from ultimate_rl.search.puct import SearchConfig
+from ultimate_rl.search import BatchedSearch, SearchConfig
+from ultimate_rl.selfplay import worker as worker_module
 from ultimate_rl.selfplay.parallel import split_games
 from ultimate_rl.selfplay.worker import (
     PlayoutCapSettings,
@@ -133,3 +134,27 @@ def test_random_opening_settings_are_checked():
         RandomOpeningSettings(fraction=1.5)
     with pytest.raises(ValueError, match=r"selfplay\.random_opening\.max_plies"):
         RandomOpeningSettings(max_plies=-1)
+
+
+def test_a_live_games_tree_survives_another_game_finishing(monkeypatch: pytest.MonkeyPatch):
+    """Every search after a game's first move reuses that game's tree, also when the game moved
+    to another row because a game before it finished."""
+    searched: list[tuple[np.ndarray, np.ndarray]] = []
+
+    class RecordingSearch(BatchedSearch):
+        def search(self, states, *args, **kwargs):
+            out = super().search(states, *args, **kwargs)
+            searched.append((states[:, L.MOVES].copy(), out.visit_counts.sum(axis=1)))
+            return out
+
+    monkeypatch.setattr(worker_module, "BatchedSearch", RecordingSearch)
+    sims = 30  # greedy play picks a move with several visits, so its subtree is never empty
+    game = make("tictactoe")
+    settings = SelfPlaySettings(parallel_games=5, temperature_moves=0, final_temperature=0.0)
+    worker = SelfPlayWorker(game, SearchConfig(num_simulations=sims), settings)
+    worker.play(uniform, 12, np.random.default_rng(0))
+    rows_searched = [len(moves) for moves, _ in searched]
+    assert rows_searched[-1] < rows_searched[0]  # games finished and the rows were compacted
+    for moves, visits in searched:
+        assert (visits[moves == 0] == sims).all()
+        assert (visits[moves > 0] > sims).all()  # kept subtree + this move's simulations

@@ -13,7 +13,7 @@ from ultimate_rl.evaluate.training import rating_hook
 from ultimate_rl.games import make
 from ultimate_rl.nn import build_model, load_checkpoint, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
-from ultimate_rl.search.puct import SearchConfig
+from ultimate_rl.search import SearchConfig
 from ultimate_rl.train import ConfigError, prepare_run, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.evaluation import gating_match

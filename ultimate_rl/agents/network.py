@@ -18,7 +18,7 @@ from ultimate_rl.agents.base import Agent, Analysis, check_playable
 from ultimate_rl.games.base import Game
 from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
 from ultimate_rl.nn.evaluator import make_evaluator
-from ultimate_rl.search.puct import BatchedSearch, SearchConfig
+from ultimate_rl.search import BatchedSearch, SearchConfig
 
 
 class NetworkAgent(Agent):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ultimate_rl.games import make
 from ultimate_rl.games.base import Game
-from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 from ultimate_rl.search.uct import UCT
 
 UCT_SIMULATIONS = 10_000

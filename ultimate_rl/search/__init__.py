@@ -6,14 +6,8 @@ The network is only an ``Evaluator`` callable here; this package never imports `
 
 from __future__ import annotations
 
-from ultimate_rl.search.puct import (
-    ALGORITHMS,
-    BatchedSearch,
-    Evaluator,
-    SearchConfig,
-    SearchError,
-    SearchOutput,
-)
+from ultimate_rl.search.batched import BatchedSearch, Evaluator, SearchOutput
+from ultimate_rl.search.config import ALGORITHMS, SearchConfig, SearchError
 from ultimate_rl.search.uct import UCT, UctResult
 
 __all__ = [

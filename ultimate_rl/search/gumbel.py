@@ -1,6 +1,6 @@
 """Gumbel root search (Danihelka et al., ICLR 2022, "Policy improvement by planning with Gumbel").
 
-The pieces that differ from PUCT, as numba helpers over the forest arrays of ``puct.py``:
+The pieces that differ from PUCT, as numba helpers over the forest arrays of ``tree.py``:
 
 - completed Q-values: visited moves keep their mean value, unvisited ones get the "mixed value"
   (the network value blended with the prior-weighted mean of the visited moves), rescaled to
@@ -17,9 +17,14 @@ The pieces that differ from PUCT, as numba helpers over the forest arrays of ``p
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from numba import njit
+
+from ultimate_rl.search.algorithm import Algorithm, Roots
+from ultimate_rl.search.config import SearchConfig
+from ultimate_rl.search.tree import Forest
 
 _TINY_PRIOR = 1e-30  # floor before taking log(prior), so a zero prior stays finite
 
@@ -97,7 +102,7 @@ def improved_policy(f, b, node, c_visit, c_scale, out):
 
 
 @njit(cache=True)
-def interior_pick(f, b, node, c_visit, c_scale, scratch):
+def _interior_pick(f, b, node, c_visit, c_scale, scratch):
     """Edge offset chosen at a non-root node: ``argmax(pi'(a) - N(a) / (1 + sum N))``."""
     first, count = f.first_edge[b, node], f.num_edges[b, node]
     improved_policy(f, b, node, c_visit, c_scale, scratch)
@@ -133,7 +138,7 @@ def _best_with_visits(f, b, visits, scores):
 
 
 @njit(cache=True)
-def root_pick(f, b, gumbel, target_visits, c_visit, c_scale, scratch):
+def _root_pick(f, b, gumbel, target_visits, c_visit, c_scale, scratch):
     """Edge offset of the root move the next simulation goes to (sequential halving).
 
     Among moves with exactly ``target_visits`` visits the best score wins; if none has (more
@@ -151,7 +156,18 @@ def root_pick(f, b, gumbel, target_visits, c_visit, c_scale, scratch):
 
 
 @njit(cache=True)
-def root_results(f, num_trees, gumbel, c_visit, c_scale, policy, action):
+def select_child(f, b, node, roots, params, scratch):
+    """Gumbel's choice at ``node``: sequential halving at the root, ``_interior_pick`` below."""
+    if node != 0:
+        return _interior_pick(f, b, node, params.c_visit, params.c_scale, scratch)
+    done = roots.simulations_done[b]
+    schedule = roots.schedule
+    target = schedule[roots.considered[b], done] if done < schedule.shape[1] else -1
+    return _root_pick(f, b, roots.gumbel, target, params.c_visit, params.c_scale, scratch)
+
+
+@njit(cache=True)
+def _root_results(f, num_trees, gumbel, c_visit, c_scale, policy, action):
     """Improved policy ``softmax(logits + sigma(completed q))`` and the move to play, per tree."""
     sigma = np.empty(policy.shape[1], np.float64)
     for b in range(num_trees):
@@ -166,3 +182,46 @@ def root_results(f, num_trees, gumbel, c_visit, c_scale, policy, action):
         policy[b] = 0.0
         for k in range(count):
             policy[b, f.edge_action[b, first + k]] = sigma[k]
+
+
+@lru_cache(maxsize=8)
+def _cached_schedule(max_considered: int, num_simulations: int) -> np.ndarray:
+    return halving_schedule(max_considered, num_simulations)
+
+
+def make_roots(
+    f: Forest,
+    n: int,
+    num_actions: int,
+    config: SearchConfig,
+    add_noise: bool,
+    num_simulations: int,
+    rng: np.random.Generator,
+) -> Roots:
+    """Gumbel noise (when ``add_noise``), the number of root moves considered and the halving
+    schedule."""
+    gumbel = rng.gumbel(size=(n, num_actions)) if add_noise else np.zeros((n, num_actions))
+    moves = np.maximum(f.num_edges[:n, 0], 1)
+    considered = np.minimum(config.gumbel_num_considered, moves).astype(np.int64)
+    schedule = _cached_schedule(config.gumbel_num_considered, num_simulations)
+    return Roots(np.zeros((0, 0), np.float32), gumbel, considered, schedule, np.zeros(n, np.int64))
+
+
+def choose(
+    f: Forest,
+    roots: Roots,
+    visit_counts: np.ndarray,
+    temperatures: np.ndarray,
+    config: SearchConfig,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The improved policy and the move the halving kept (no temperature, no randomness)."""
+    n, num_actions = visit_counts.shape
+    policy = np.zeros((n, num_actions), np.float32)
+    action = np.zeros(n, np.int64)
+    _root_results(f, n, roots.gumbel, config.c_visit, config.c_scale, policy, action)
+    return policy, action
+
+
+# Sequential halving needs fresh root counts, so a kept subtree would spoil the next move's search.
+GUMBEL = Algorithm("gumbel", select_child, make_roots, choose, reuses_trees=False)

@@ -23,7 +23,7 @@ from ultimate_rl.games import make as make_game
 from ultimate_rl.nn import build_model, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import PolicyValueNet
-from ultimate_rl.search.puct import SearchConfig
+from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlayWorker
 
 

@@ -23,7 +23,7 @@ from ultimate_rl.games import layout as L
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.evaluator import BACKENDS
-from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
 
 @dataclass
@@ -186,6 +186,111 @@ class _TimedEvaluate:
         return out
 
 
+@dataclass
+class _LiveGame:
+    """A game in progress: its position, the positions recorded so far, its resignation rule."""
+
+    state: np.ndarray
+    can_resign: bool
+    would_resign: int = -1  # in a game that plays on: the player who would have resigned
+    history: list[tuple[np.ndarray, np.ndarray, bool]] = field(default_factory=list)
+
+
+class _SelfPlayRound:
+    """The games of one ``SelfPlayWorker.play`` call. Live game ``i`` is searched with tree ``i``;
+    when it ends, row ``i`` takes a new game or, once all have started, the last live game, whose
+    tree moves with it."""
+
+    def __init__(
+        self,
+        game: Game,
+        search: SearchConfig,
+        settings: SelfPlaySettings,
+        num_games: int,
+        rng: np.random.Generator,
+    ) -> None:
+        self.game, self.search_config, self.settings, self.rng = game, search, settings, rng
+        self.initial = game.initial_state()
+        slots = min(settings.parallel_games, num_games)
+        self.searcher = BatchedSearch(game, max(slots, 1), search, seed=int(rng.integers(2**63)))
+        self.num_games, self.started = num_games, 0
+        self.stats = SelfPlayStats()
+        self.recorded: list[tuple[np.ndarray, np.ndarray, float, bool]] = []
+        self.live = [self._start_game(i) for i in range(slots)]
+
+    def _start_game(self, row: int) -> _LiveGame:
+        """A new game for ``row`` (whose tree is forgotten), from a random opening for a share."""
+        s = self.settings
+        state = self.initial.copy()
+        if self.rng.random() < s.random_opening.fraction:
+            plies = int(self.rng.integers(s.random_opening.max_plies + 1))
+            opening = random_opening(self.game, plies, self.rng, if_game_ends="stop")
+            state = self.game.apply_sequence(opening)
+        can_resign = s.resign.enabled and self.rng.random() >= s.resign.disabled_fraction
+        self.searcher.reset(row)
+        self.started += 1
+        return _LiveGame(state, can_resign)
+
+    def step(self, evaluate: Evaluator) -> None:
+        """Searches every live game once and plays the chosen moves."""
+        s = self.settings
+        full = bool(self.rng.random() < s.playout_cap.fraction_full)
+        sims = self.search_config.num_simulations if full else s.playout_cap.fast_simulations
+        states = np.stack([g.state for g in self.live])
+        early = states[:, L.MOVES] < s.temperature_moves
+        temperature = np.where(early, s.temperature, s.final_temperature)
+        out = self.searcher.search(
+            states, evaluate, add_noise=full, num_simulations=sims, temperature=temperature
+        )
+        self.stats.simulations += sims * len(states)
+        # highest row first: a finished game's row takes the last live game, already played
+        for i in range(len(states) - 1, -1, -1):
+            game = self.live[i]
+            game.history.append((game.state.copy(), out.policy_target[i], full))
+            result = self._play_move(game, float(out.root_value[i]), int(out.action[i]))
+            if result is not None:
+                self._finish(i, result)
+
+    def _play_move(self, game: _LiveGame, root_value: float, action: int) -> float | None:
+        """Resigns or plays ``action``; returns the first player's result if the game ended."""
+        resign = self.settings.resign
+        mover = int(game.state[L.PLAYER])
+        resigning = (
+            resign.enabled
+            and int(game.state[L.MOVES]) >= resign.min_moves
+            and root_value < resign.threshold
+        )
+        if resigning and game.can_resign:
+            self.stats.resignations += 1
+            return -1.0 if mover == 0 else 1.0
+        if resigning and game.would_resign < 0:
+            game.would_resign = mover
+        K.apply(game.state, action)
+        self.stats.moves += 1
+        return None if game.state[L.STATUS] == L.ONGOING else float(K.outcome(game.state))
+
+    def _finish(self, row: int, first_player_result: float) -> None:
+        """Counts and records the game of ``row``, then refills the row (or drops it)."""
+        game, stats = self.live[row], self.stats
+        stats.games += 1
+        stats.first_wins += first_player_result > 0
+        stats.second_wins += first_player_result < 0
+        stats.draws += first_player_result == 0
+        if game.would_resign >= 0:
+            stats.resign_checks += 1
+            stats.resign_false += first_player_result * (1 - 2 * game.would_resign) >= 0
+        for state, policy, full in game.history:
+            mover_sign = 1.0 - 2.0 * state[L.PLAYER]
+            self.recorded.append((state, policy, first_player_result * mover_sign, full))
+        if self.started < self.num_games:
+            self.live[row] = self._start_game(row)
+            return
+        last = self.live.pop()
+        if row < len(self.live):
+            self.live[row] = last
+            self.searcher.move_tree(len(self.live), row)
+
+
 class SelfPlayWorker:
     """Plays rounds of games, ``parallel_games`` at a time, through one batched search."""
 
@@ -195,99 +300,17 @@ class SelfPlayWorker:
         self.settings = settings
 
     def play(self, evaluate: Evaluator, num_games: int, rng: np.random.Generator) -> SelfPlayData:
-        """Plays ``num_games`` games to the end and returns their training positions.
-
-        Live games sit in slots ``0..live-1`` (search tree ``i`` for slot ``i``); a finished
-        game's slot takes a new game, or, once all games have started, the last live game.
-        """
-        s = self.settings
-        slots = min(s.parallel_games, num_games)
-        searcher = BatchedSearch(
-            self.game, max(slots, 1), self.search_config, seed=int(rng.integers(2**63))
-        )
-        timed = _TimedEvaluate(evaluate)
-        stats = SelfPlayStats()
+        """Plays ``num_games`` games to the end and returns their training positions."""
         start_time = time.perf_counter()
-        initial = self.game.initial_state()
-        states = np.tile(initial, (max(slots, 1), 1))
-        can_resign = np.zeros(slots, dtype=bool)
-        would_resign = np.full(slots, -1, dtype=np.int64)  # the player, in games that play on
-        history: list[list[tuple[np.ndarray, np.ndarray, bool]]] = [[] for _ in range(slots)]
-        recorded: list[tuple[np.ndarray, np.ndarray, float, bool]] = []
-        started = live = 0
-
-        def start_game(i: int) -> None:
-            nonlocal started
-            states[i] = initial
-            if rng.random() < s.random_opening.fraction:
-                plies = int(rng.integers(s.random_opening.max_plies + 1))
-                opening = random_opening(self.game, plies, rng, if_game_ends="stop")
-                states[i] = self.game.apply_sequence(opening)
-            history[i] = []
-            can_resign[i] = s.resign.enabled and rng.random() >= s.resign.disabled_fraction
-            would_resign[i] = -1
-            searcher.reset(i)
-            started += 1
-
-        def finish_game(i: int, first_player_result: float) -> None:
-            nonlocal live
-            stats.games += 1
-            stats.first_wins += first_player_result > 0
-            stats.second_wins += first_player_result < 0
-            stats.draws += first_player_result == 0
-            if would_resign[i] >= 0:
-                stats.resign_checks += 1
-                stats.resign_false += first_player_result * (1 - 2 * would_resign[i]) >= 0
-            for state, policy, full in history[i]:
-                mover_sign = 1.0 - 2.0 * state[L.PLAYER]
-                recorded.append((state, policy, first_player_result * mover_sign, full))
-            if started < num_games:
-                start_game(i)
-                return
-            live -= 1  # move the last live game into this slot (it starts a fresh tree)
-            states[i], history[i] = states[live], history[live]
-            can_resign[i], would_resign[i] = can_resign[live], would_resign[live]
-            searcher.reset(i)
-
-        for i in range(slots):
-            start_game(i)
-        live = slots
-        while live > 0:
-            full = bool(rng.random() < s.playout_cap.fraction_full)
-            sims = self.search_config.num_simulations if full else s.playout_cap.fast_simulations
-            moves = states[:live, L.MOVES]
-            temperature = np.where(moves < s.temperature_moves, s.temperature, s.final_temperature)
-            out = searcher.search(
-                states[:live], timed, add_noise=full, num_simulations=sims, temperature=temperature
-            )
-            stats.simulations += sims * live
-            # highest slot first: a finished game pulls the last live game into its slot
-            for i in range(live - 1, -1, -1):
-                mover = int(states[i, L.PLAYER])
-                history[i].append((states[i].copy(), out.policy_target[i], full))
-                resigning = (
-                    s.resign.enabled
-                    and int(states[i, L.MOVES]) >= s.resign.min_moves
-                    and out.root_value[i] < s.resign.threshold
-                )
-                if resigning and can_resign[i]:
-                    stats.resignations += 1
-                    finish_game(i, -1.0 if mover == 0 else 1.0)
-                    continue
-                if resigning and would_resign[i] < 0:
-                    would_resign[i] = mover
-                action = int(out.action[i])
-                K.apply(states[i], action)
-                stats.moves += 1
-                if states[i, L.STATUS] != L.ONGOING:
-                    finish_game(i, float(K.outcome(states[i])))
-                else:
-                    searcher.advance(i, action)
-
-        stats.positions = len(recorded)
+        timed = _TimedEvaluate(evaluate)
+        games = _SelfPlayRound(self.game, self.search_config, self.settings, num_games, rng)
+        while games.live:
+            games.step(timed)
+        stats = games.stats
+        stats.positions = len(games.recorded)
         stats.seconds = time.perf_counter() - start_time
         stats.nn_seconds = timed.seconds
-        return self._to_arrays(recorded, stats)
+        return self._to_arrays(games.recorded, stats)
 
     def _to_arrays(
         self, recorded: list[tuple[np.ndarray, np.ndarray, float, bool]], stats: SelfPlayStats

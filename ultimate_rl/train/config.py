@@ -21,7 +21,7 @@ from ultimate_rl.games import GAMES, Game, is_solvable
 from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.losses import LOSSES
-from ultimate_rl.search.puct import SearchConfig, SearchError
+from ultimate_rl.search import SearchConfig, SearchError
 from ultimate_rl.selfplay.worker import SelfPlaySettings
 
 EVAL_OPPONENTS = ("random", "uct", "perfect")

@@ -23,7 +23,7 @@ from ultimate_rl.agents.match import BatchPlayer, play_games
 from ultimate_rl.games import Game, random_opening, solve
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import layout as L
-from ultimate_rl.search.puct import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
 
 class NetworkPlayer:

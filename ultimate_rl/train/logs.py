@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from ultimate_rl.games import kernels as K
 from ultimate_rl.games import sample_positions
-from ultimate_rl.search.puct import Evaluator
+from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.worker import SelfPlayStats
 from ultimate_rl.train.config import RunConfig
 from ultimate_rl.train.learner import Progress

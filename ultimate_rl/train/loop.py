@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from ultimate_rl.games import is_solvable, sample_positions
 from ultimate_rl.nn import make_evaluator, resolve_device
-from ultimate_rl.search.puct import Evaluator
+from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.train.checkpoints import RunCheckpoints
 from ultimate_rl.train.config import ConfigError, RunConfig, TrainSection, check_config

@@ -1,7 +1,8 @@
 """Game-agnostic numba kernels: one entry point per operation, dispatching on ``state[GAME]``.
 
 Search, self-play and the environments call these, so a single compiled search kernel serves
-every game. Each game module under this package provides the same four kernels:
+every game. ``GAMES`` lists the games; each game module under this package provides the same
+four kernels:
 
 - ``legal_mask(state, mask) -> int``: writes ``mask[:num_actions]`` (uint8 0/1), returns the count.
 - ``apply(state, action)``: plays a LEGAL action in place and updates the whole header
@@ -9,16 +10,21 @@ every game. Each game module under this package provides the same four kernels:
 - ``encode(state, planes)``: writes the float32 network planes (C, H, W), mover's point of view.
 - ``num_actions(state) -> int``.
 
-``uttt`` also provides ``random_playout(state) -> float``, a bitboard fast path for the UCT
-baseline's hot loop; the other games use the generic one here.
+A game module may also provide ``random_playout(state) -> float``, a fast path for the UCT
+baseline's hot loop (``uttt`` has a bitboard one); the others use the generic one here.
+Adding a game is a module like these and one line in ``GAMES``.
 
 All of them take a 1-D int32 state of ``layout.STATE_LEN`` entries.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+from typing import NamedTuple
+
 import numpy as np
-from numba import njit
+from numba import literal_unroll, njit
+from numba.core.registry import CPUDispatcher
 
 from ultimate_rl.games import layout as L
 from ultimate_rl.games.kernels import numerical_ttt as _num
@@ -26,46 +32,84 @@ from ultimate_rl.games.kernels import tictactoe as _ttt
 from ultimate_rl.games.kernels import uttt as _uttt
 
 
+class GameKernels(NamedTuple):
+    """One game's kernels, keyed by its ``state[GAME]`` id."""
+
+    game_id: int
+    num_actions: CPUDispatcher
+    legal_mask: CPUDispatcher
+    apply: CPUDispatcher
+    encode: CPUDispatcher
+    random_playout: CPUDispatcher
+
+
 @njit(cache=True)
 def num_actions(state: np.ndarray) -> int:
-    g = state[L.GAME]
-    if g == L.UTTT_ID:
-        return _uttt.num_actions(state)
-    if g == L.NUMERICAL_TTT_ID:
-        return _num.num_actions(state)
-    return _ttt.num_actions(state)
+    count = 0
+    for game in literal_unroll(GAMES):
+        if state[L.GAME] == game.game_id:
+            count = game.num_actions(state)
+    return count
 
 
 @njit(cache=True)
 def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
-    g = state[L.GAME]
-    if g == L.UTTT_ID:
-        return _uttt.legal_mask(state, mask)
-    if g == L.NUMERICAL_TTT_ID:
-        return _num.legal_mask(state, mask)
-    return _ttt.legal_mask(state, mask)
+    count = 0
+    for game in literal_unroll(GAMES):
+        if state[L.GAME] == game.game_id:
+            count = game.legal_mask(state, mask)
+    return count
 
 
 @njit(cache=True)
 def apply(state: np.ndarray, action: int) -> None:
-    g = state[L.GAME]
-    if g == L.UTTT_ID:
-        _uttt.apply(state, action)
-    elif g == L.NUMERICAL_TTT_ID:
-        _num.apply(state, action)
-    else:
-        _ttt.apply(state, action)
+    for game in literal_unroll(GAMES):
+        if state[L.GAME] == game.game_id:
+            game.apply(state, action)
 
 
 @njit(cache=True)
 def encode(state: np.ndarray, planes: np.ndarray) -> None:
-    g = state[L.GAME]
-    if g == L.UTTT_ID:
-        _uttt.encode(state, planes)
-    elif g == L.NUMERICAL_TTT_ID:
-        _num.encode(state, planes)
-    else:
-        _ttt.encode(state, planes)
+    for game in literal_unroll(GAMES):
+        if state[L.GAME] == game.game_id:
+            game.encode(state, planes)
+
+
+@njit(cache=True)
+def random_playout(state: np.ndarray) -> float:
+    """Plays uniformly random moves from a COPY of ``state``; returns the first player's result."""
+    result = 0.0
+    for game in literal_unroll(GAMES):
+        if state[L.GAME] == game.game_id:
+            result = game.random_playout(state)
+    return result
+
+
+@njit(cache=True)
+def _any_game_random_playout(state: np.ndarray) -> float:
+    """The random playout of a game without a fast path of its own."""
+    s = state.copy()
+    mask = np.empty(L.MAX_ACTIONS, dtype=np.uint8)
+    while s[L.STATUS] == L.ONGOING:
+        apply(s, random_action(s, mask))
+    return outcome(s)
+
+
+def _kernels(game_id: int, module: ModuleType) -> GameKernels:
+    """A game module's kernels; one without its own ``random_playout`` gets the generic one."""
+    playout = getattr(module, "random_playout", _any_game_random_playout)
+    return GameKernels(
+        game_id, module.num_actions, module.legal_mask, module.apply, module.encode, playout
+    )
+
+
+GAMES = (
+    _kernels(L.UTTT_ID, _uttt),
+    _kernels(L.NUMERICAL_TTT_ID, _num),
+    _kernels(L.TICTACTOE_ID, _ttt),
+)
+"""Every game, listed once: the kernels above reach a state's game through this table, which
+numba unrolls at compile time into one direct call per game (no per-game branch to edit)."""
 
 
 @njit(cache=True)
@@ -116,18 +160,6 @@ def random_action(state: np.ndarray, mask: np.ndarray) -> int:
                 return a
             pick -= 1
     return -1
-
-
-@njit(cache=True)
-def random_playout(state: np.ndarray) -> float:
-    """Plays uniformly random moves from a COPY of ``state``; returns the first player's result."""
-    if state[L.GAME] == L.UTTT_ID:
-        return _uttt.random_playout(state)
-    s = state.copy()
-    mask = np.empty(L.MAX_ACTIONS, dtype=np.uint8)
-    while s[L.STATUS] == L.ONGOING:
-        apply(s, random_action(s, mask))
-    return outcome(s)
 
 
 @njit(cache=True)

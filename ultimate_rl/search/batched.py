@@ -1,0 +1,201 @@
+"""``BatchedSearch``: many games' AlphaZero searches (PUCT or Gumbel) advanced together, with all
+their leaves evaluated in ONE network call per simulation step.
+
+The network is only the ``Evaluator`` callable (this package never imports ``nn``). Which
+algorithm runs is chosen once, from the config; the loop itself is ``core.py``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ultimate_rl.games import layout as L
+from ultimate_rl.games.base import Game
+from ultimate_rl.search import tree
+from ultimate_rl.search.config import SearchConfig, SearchError, SearchParams, check_count
+from ultimate_rl.search.core import REGISTRY, expand_leaves, new_leaf_batch, simulate, start_roots
+
+Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""``evaluate(planes [N, C, H, W] float32, masks [N, A] bool) -> (logits [N, A], values [N])``;
+values in [-1, 1] for the player to move at each position. (contract)"""
+
+
+@dataclass(frozen=True)
+class SearchOutput:
+    """What one ``BatchedSearch.search`` call found, one row per game.
+
+    ``policy_target`` is the training target: visit frequencies (PUCT) or the improved policy
+    (Gumbel). ``q_values`` are mean values of root moves for the player to move (0 where
+    unvisited: check ``visit_counts``). ``prior`` is the network's root policy, without noise.
+    """
+
+    policy_target: np.ndarray  # [B, A] float32
+    visit_counts: np.ndarray  # [B, A] int32
+    root_value: np.ndarray  # [B] float32, the player to move's expected result
+    action: np.ndarray  # [B] int64, the move to play
+    q_values: np.ndarray  # [B, A] float32
+    prior: np.ndarray  # [B, A] float32
+
+
+class BatchedSearch:
+    """``batch_size`` search trees of one game, searched together for a network.
+
+    Typical self-play loop::
+
+        searcher = BatchedSearch(game, batch_size=256, config=SearchConfig())
+        out = searcher.search(states, evaluate, add_noise=True)
+        # play out.action[i] in game i, then pass the new states to the next search: with
+        # tree_reuse, a tree whose root is an ancestor within two moves keeps that subtree.
+
+    Tree ``i`` searches row ``i`` of ``states``; ``move_tree`` follows a game to another row and
+    ``reset`` forgets a tree. ``num_simulations`` per call overrides the config, e.g. for
+    playout-cap randomisation's fast moves. ``seed`` fixes the noise (Dirichlet, Gumbel) and the
+    temperature sampling.
+    """
+
+    def __init__(
+        self,
+        game: Game,
+        batch_size: int,
+        config: SearchConfig | None = None,
+        seed: int | None = None,
+    ) -> None:
+        check_count("batch_size", batch_size)
+        self.game = game
+        self.batch_size = int(batch_size)
+        self.config = config if config is not None else SearchConfig()
+        self.num_actions = int(game.num_actions)
+        self._rng = np.random.default_rng(seed)
+        self._params = SearchParams.from_config(self.config)
+        self._algorithm = REGISTRY[self._params.algorithm]
+        self._reuse = self.config.tree_reuse and self._algorithm.reuses_trees
+        slots = self.batch_size * self.config.leaves_per_tree
+        self._leaves = new_leaf_batch(slots, game.observation_shape, self.num_actions)
+        nodes = 2 * (self.config.num_simulations + 1)
+        edges = nodes * min(self.num_actions, 16)
+        self._forest = tree.new_forest(self.batch_size, nodes, edges)
+
+    def reset(self, i: int) -> None:
+        """Forgets tree ``i`` (a new game starts there)."""
+        self._check_index(i)
+        self._forest.node_count[i] = tree.EMPTY
+
+    def move_tree(self, source: int, target: int) -> None:
+        """Moves tree ``source`` (with its subtree statistics) to index ``target``, dropping the
+        tree there and leaving ``source`` empty: the game of row ``source`` now sits in row
+        ``target``."""
+        self._check_index(source)
+        self._check_index(target)
+        tree.move_tree(self._forest, source, target)
+
+    def search(
+        self,
+        states: np.ndarray,
+        evaluate: Evaluator,
+        add_noise: bool,
+        num_simulations: int | None = None,
+        temperature: float | np.ndarray | None = None,
+    ) -> SearchOutput:
+        """Searches ``states`` ([n, STATE_LEN] int32, n <= batch_size, games not over) with tree
+        ``i`` for row ``i``.
+
+        ``add_noise``: Dirichlet noise at the root (PUCT) or Gumbel noise (Gumbel); use it in
+        self-play, not in evaluation. ``temperature`` (scalar or per game; default the config's)
+        sets PUCT's move choice: 0 plays the most visited move, 1 samples by visits. Gumbel plays
+        the move its halving keeps.
+        """
+        cfg = self.config
+        num_simulations = cfg.num_simulations if num_simulations is None else num_simulations
+        check_count("num_simulations", num_simulations)
+        states = self._check_states(states)
+        n = len(states)
+        temperatures = self._check_temperature(temperature, n)
+        self._forest = tree.with_room(self._forest, 1, self.num_actions)
+        pending = start_roots(self._forest, states, self._reuse, self._leaves)
+        self._evaluate_and_expand(pending, evaluate)
+        roots = self._algorithm.make_roots(
+            self._forest, n, self.num_actions, cfg, add_noise, num_simulations, self._rng
+        )
+        while roots.simulations_done.min() < num_simulations:
+            self._forest = tree.with_room(self._forest, cfg.leaves_per_tree, self.num_actions)
+            pending = simulate(self._forest, n, self._params, roots, num_simulations, self._leaves)
+            self._evaluate_and_expand(pending, evaluate)
+
+        visit_counts = np.zeros((n, self.num_actions), np.int32)
+        q_values = np.zeros((n, self.num_actions), np.float32)
+        prior = np.zeros((n, self.num_actions), np.float32)
+        root_value = np.zeros(n, np.float32)
+        tree.root_statistics(self._forest, n, visit_counts, q_values, prior, root_value)
+        policy, action = self._algorithm.choose(
+            self._forest, roots, visit_counts, temperatures, cfg, self._rng
+        )
+        return SearchOutput(policy, visit_counts, root_value, action, q_values, prior)
+
+    def _evaluate_and_expand(self, pending: int, evaluate: Evaluator) -> None:
+        if pending == 0:
+            return
+        planes, masks = self._leaves.planes[:pending], self._leaves.masks[:pending]
+        logits, values = self._check_evaluation(evaluate(planes, masks), masks)
+        expand_leaves(
+            self._forest, self._leaves, pending, logits, values, self._params.virtual_loss
+        )
+
+    # --- input checks ----------------------------------------------------------------------------
+    def _check_index(self, i: int) -> None:
+        if not 0 <= i < self.batch_size:
+            raise SearchError(f"tree index {i} is outside 0..{self.batch_size - 1}")
+
+    def _check_states(self, states: np.ndarray) -> np.ndarray:
+        states = np.asarray(states)
+        if states.ndim != 2 or states.shape[1] != L.STATE_LEN or states.dtype != L.STATE_DTYPE:
+            raise SearchError(
+                f"states must be an int32 array of shape [n, {L.STATE_LEN}], got {states.dtype} "
+                f"{states.shape}; stack states made by the game (np.stack([...]))"
+            )
+        if not 1 <= len(states) <= self.batch_size:
+            raise SearchError(
+                f"got {len(states)} states for a searcher of batch_size {self.batch_size}"
+            )
+        if (states[:, L.GAME] != self.game.game_id).any():
+            raise SearchError(f"some states are not {self.game.name!r} states")
+        over = np.flatnonzero(states[:, L.STATUS] != L.ONGOING)
+        if len(over):
+            raise SearchError(f"cannot search finished games (rows {over.tolist()})")
+        return np.ascontiguousarray(states)
+
+    def _check_temperature(self, temperature: float | np.ndarray | None, n: int) -> np.ndarray:
+        value = self.config.temperature if temperature is None else temperature
+        temps = np.broadcast_to(np.asarray(value, np.float64), (n,)).copy()
+        if not (np.isfinite(temps).all() and (temps >= 0).all()):
+            raise SearchError(f"temperature must be finite and >= 0, got {temperature!r}")
+        return temps
+
+    def _check_evaluation(self, result: object, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n, a = masks.shape
+        if not (isinstance(result, tuple | list) and len(result) == 2):
+            raise SearchError("evaluate must return a (policy_logits, values) pair")
+        logits = np.asarray(result[0], dtype=np.float32)
+        values = np.asarray(result[1], dtype=np.float32)
+        if logits.shape != (n, a):
+            raise SearchError(
+                f"evaluate returned policy_logits of shape {logits.shape}, expected ({n}, {a}) "
+                f"for {n} positions and {a} actions"
+            )
+        if values.shape != (n,):
+            raise SearchError(
+                f"evaluate returned values of shape {values.shape}, expected ({n},); "
+                "flatten a [N, 1] value head with values.reshape(-1)"
+            )
+        if not np.isfinite(values).all():
+            raise SearchError("evaluate returned NaN or infinite values")
+        if np.abs(values).max() > 1.0 + 1e-4:
+            raise SearchError(
+                f"evaluate returned values outside [-1, 1] (max |v| = {np.abs(values).max():.3f}); "
+                "squash the value head with tanh"
+            )
+        if not np.isfinite(logits).all() and not np.isfinite(np.where(masks, logits, 0.0)).all():
+            raise SearchError("evaluate returned NaN or infinite policy logits for legal moves")
+        return logits, values

@@ -1,0 +1,228 @@
+"""The simulate / expand / backup loop that every batched search algorithm shares.
+
+One simulation step over ``B`` trees is three calls, whatever ``B`` is:
+
+1. ``simulate`` descends every tree to a leaf (with virtual loss when it collects several leaves
+   per tree), choosing children with the algorithm's ``select_child``, plays the move into the
+   leaf and writes its planes and legal mask into a ``LeafBatch``; leaves that end the game are
+   backed up at once with their exact result;
+2. the caller evaluates all pending leaves in ONE network call;
+3. ``expand_leaves`` turns the logits into priors over the legal moves, expands the leaves and
+   backs their values up.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import literal_unroll, njit
+from numba.core.registry import CPUDispatcher
+
+from ultimate_rl.games import kernels as K
+from ultimate_rl.games import layout as L
+from ultimate_rl.search import gumbel, puct
+from ultimate_rl.search.tree import PENDING, keep_subtree, plant_root
+
+REGISTRY = (puct.PUCT, gumbel.GUMBEL)
+"""Every batched algorithm, in the order of ``config.ALGORITHMS`` (``SearchParams.algorithm``
+indexes both): adding one is a module like ``puct.py``, its entry here and its name there."""
+
+
+class _Selector(NamedTuple):
+    algorithm: int  # index into REGISTRY
+    select_child: CPUDispatcher
+
+
+# numba cannot take a function as a cached kernel's argument, so the kernels reach each
+# algorithm's child selection through this constant, unrolled at compile time.
+_SELECTORS = tuple(_Selector(i, algorithm.select_child) for i, algorithm in enumerate(REGISTRY))
+
+
+class LeafBatch(NamedTuple):
+    """Leaves waiting for the network: row ``i`` is node ``node[i]`` of tree ``tree[i]``."""
+
+    planes: np.ndarray  # [slots, C, H, W] float32
+    masks: np.ndarray  # [slots, A] bool
+    tree: np.ndarray  # [slots] int64
+    node: np.ndarray  # [slots] int64
+
+
+def new_leaf_batch(slots: int, observation_shape: tuple[int, ...], num_actions: int) -> LeafBatch:
+    return LeafBatch(
+        planes=np.zeros((slots, *observation_shape), np.float32),
+        masks=np.zeros((slots, num_actions), bool),
+        tree=np.zeros(slots, np.int64),
+        node=np.zeros(slots, np.int64),
+    )
+
+
+@njit(cache=True)
+def _for_player(value, player):
+    """A first-player value seen by ``player``."""
+    return value if player == 0 else -value
+
+
+@njit(cache=True)
+def _emit_leaf(f, b, node, leaves, slot, scratch):
+    """Writes node ``node`` of tree ``b`` as row ``slot`` of the leaves for the network."""
+    state = f.state[b, node]
+    K.encode(state, leaves.planes[slot])  # writes every entry
+    K.legal_mask(state, scratch)
+    for a in range(leaves.masks.shape[1]):
+        leaves.masks[slot, a] = scratch[a] != 0
+    leaves.tree[slot], leaves.node[slot] = b, node
+
+
+@njit(cache=True)
+def start_roots(f, states, reuse, leaves):
+    """Points tree ``b``'s root at ``states[b]``: with ``reuse``, the tree's node of that state
+    keeps its subtree (``tree.keep_subtree``); otherwise a new root. Returns how many new roots
+    wait for the network (listed in ``leaves``)."""
+    scratch = np.zeros(L.MAX_ACTIONS, np.uint8)
+    pending = 0
+    for b in range(states.shape[0]):
+        if reuse and keep_subtree(f, b, states[b]):
+            continue
+        plant_root(f, b, states[b])
+        _emit_leaf(f, b, 0, leaves, pending, scratch)
+        pending += 1
+    return pending
+
+
+@njit(cache=True)
+def _select_child(f, b, node, roots, params, scratch):
+    """Edge offset that ``params.algorithm``'s ``select_child`` chooses at ``node``."""
+    k = 0
+    for selector in literal_unroll(_SELECTORS):
+        if selector.algorithm == params.algorithm:
+            k = selector.select_child(f, b, node, roots, params, scratch)
+    return k
+
+
+@njit(cache=True)
+def _backup(f, b, node, result, virtual_loss):
+    """Adds ``result`` (first player's view) from ``node`` up to the root; the visits were already
+    counted on the way down, with ``virtual_loss`` taken off the edges, which this gives back."""
+    f.value_sum[b, node] += _for_player(result, f.state[b, node, L.PLAYER])
+    while f.parent[b, node] >= 0:
+        edge, node = f.parent_edge[b, node], f.parent[b, node]
+        value = _for_player(result, f.state[b, node, L.PLAYER])
+        f.edge_value_sum[b, edge] += value + virtual_loss
+        f.value_sum[b, node] += value
+
+
+@njit(cache=True)
+def _undo_descent(f, b, node, virtual_loss):
+    """Takes back the visits and virtual loss of a descent that ended on a pending leaf."""
+    f.visits[b, node] -= 1
+    while f.parent[b, node] >= 0:
+        edge, node = f.parent_edge[b, node], f.parent[b, node]
+        f.edge_visits[b, edge] -= 1
+        f.edge_value_sum[b, edge] += virtual_loss
+        f.visits[b, node] -= 1
+
+
+@njit(cache=True)
+def _add_child(f, b, node, edge):
+    """Creates the node that ``edge`` of ``node`` leads to (one visit, not yet expanded)."""
+    child = f.node_count[b]
+    f.node_count[b] += 1
+    f.edge_child[b, edge] = child
+    f.state[b, child] = f.state[b, node]
+    K.apply(f.state[b, child], f.edge_action[b, edge])
+    f.parent[b, child] = node
+    f.parent_edge[b, child] = edge
+    f.visits[b, child] = 1
+    f.value_sum[b, child] = 0.0
+    f.raw_value[b, child] = 0.0
+    f.first_edge[b, child] = -1
+    return child
+
+
+@njit(cache=True)
+def _descend(f, b, roots, params, sigma, leaves, pending, scratch):
+    """One descent of tree ``b``: 1 when it left a leaf for the network (row ``pending``), 0 when
+    it ended on a finished game (backed up at once), -1 when it met another descent's pending
+    leaf (undone)."""
+    virtual_loss = params.virtual_loss
+    node = 0
+    f.visits[b, 0] += 1
+    while True:
+        count = f.num_edges[b, node]
+        if count == PENDING:
+            _undo_descent(f, b, node, virtual_loss)
+            return -1
+        if count == 0:  # a finished game: its exact result
+            _backup(f, b, node, K.outcome(f.state[b, node]), virtual_loss)
+            return 0
+        edge = f.first_edge[b, node] + _select_child(f, b, node, roots, params, sigma)
+        f.edge_visits[b, edge] += 1
+        f.edge_value_sum[b, edge] -= virtual_loss
+        child = f.edge_child[b, edge]
+        if child >= 0:
+            node = child
+            f.visits[b, node] += 1
+            continue
+        child = _add_child(f, b, node, edge)
+        if f.state[b, child, L.STATUS] != L.ONGOING:
+            f.num_edges[b, child] = 0
+            _backup(f, b, child, K.outcome(f.state[b, child]), virtual_loss)
+            return 0
+        f.num_edges[b, child] = PENDING
+        _emit_leaf(f, b, child, leaves, pending, scratch)
+        return 1
+
+
+@njit(cache=True)
+def simulate(f, num_trees, params, roots, num_simulations, leaves):
+    """Descends every tree up to ``params.leaves_per_tree`` times (counting simulations in
+    ``roots.simulations_done``); returns how many leaves await the network in ``leaves``."""
+    scratch = np.zeros(L.MAX_ACTIONS, np.uint8)
+    sigma = np.empty(L.MAX_ACTIONS, np.float64)
+    done = roots.simulations_done
+    pending = 0
+    for b in range(num_trees):
+        for _ in range(params.leaves_per_tree):
+            if done[b] >= num_simulations:
+                break
+            emitted = _descend(f, b, roots, params, sigma, leaves, pending, scratch)
+            if emitted < 0:
+                break  # the rest of this tree's leaves wait for the next step
+            pending += emitted
+            done[b] += 1
+    return pending
+
+
+@njit(cache=True)
+def expand_leaves(f, leaves, count, logits, values, virtual_loss):
+    """Gives each pending leaf its legal moves with softmax priors and backs its value up."""
+    masks = leaves.masks
+    for i in range(count):
+        b, node = leaves.tree[i], leaves.node[i]
+        top = -np.inf
+        for a in range(masks.shape[1]):
+            if masks[i, a]:
+                top = max(top, logits[i, a])
+        first = f.edge_count[b]
+        k, total = 0, 0.0
+        for a in range(masks.shape[1]):
+            if masks[i, a]:
+                e = first + k
+                p = math.exp(logits[i, a] - top)
+                total += p
+                f.edge_action[b, e] = a
+                f.edge_prior[b, e] = p
+                f.edge_child[b, e] = -1
+                f.edge_visits[b, e] = 0
+                f.edge_value_sum[b, e] = 0.0
+                k += 1
+        for e in range(first, first + k):
+            f.edge_prior[b, e] /= total
+        f.first_edge[b, node] = first
+        f.num_edges[b, node] = k
+        f.edge_count[b] = first + k
+        f.raw_value[b, node] = values[i]
+        result = _for_player(values[i], f.state[b, node, L.PLAYER])
+        _backup(f, b, node, result, virtual_loss)
