@@ -70,6 +70,8 @@ class SelfPlaySettings:
     """
 
     workers: int = 1
+    backend: str = "processes"  # where workers > 1 (or async actors) run: processes | ray
+    actor_device: str = "cpu"  # the device of each actor's network (cpu, cuda)
     parallel_games: int = 64
     games_per_iteration: int = 128
     temperature: float = 1.0
@@ -82,6 +84,8 @@ class SelfPlaySettings:
     def __post_init__(self) -> None:
         for name in ("workers", "parallel_games", "games_per_iteration"):
             _check_at_least(name, getattr(self, name), 1)
+        if self.backend not in ("processes", "ray"):
+            raise ValueError(f"unknown selfplay.backend {self.backend!r}; choose processes or ray")
         if self.temperature < 0 or self.final_temperature < 0:
             raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
 

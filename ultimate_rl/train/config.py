@@ -22,6 +22,7 @@ from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.losses import LOSSES
 from ultimate_rl.search.puct import SearchConfig, SearchError
+from ultimate_rl.selfplay.parallel import RaySettings
 from ultimate_rl.selfplay.worker import SelfPlaySettings
 
 EVAL_OPPONENTS = ("random", "uct", "perfect")
@@ -33,8 +34,14 @@ class ConfigError(ValueError):
     """A training config that cannot run; the message names the key and how to fix it."""
 
 
+TRAIN_MODES = ("sync", "async")
+
+
 @dataclass
 class TrainSection:
+    mode: str = "sync"  # sync: rounds, seeded runs reproduce; async: actors never wait
+    samples_per_position: float | None = None  # replay ratio; null: steps_per_iteration/round
+    publish_every: int = 10  # async: learner steps between weight versions
     iterations: int = 100
     max_minutes: float | None = None
     batch_size: int = 256
@@ -102,6 +109,7 @@ SECTIONS: dict[str, type] = {
     "selfplay": SelfPlaySettings,
     "optim": OptimSection,
     "eval": EvalSection,
+    "ray": RaySettings,
 }
 TOP_LEVEL = (*SECTIONS, "game", "model", "search", "seed", "device", "resume", "run_name")
 
@@ -118,6 +126,7 @@ class RunConfig:
     train: TrainSection
     optim: OptimSection
     eval: EvalSection
+    ray: RaySettings
     seed: int
     device: str
 
@@ -220,6 +229,7 @@ def _check_choices(run: RunConfig) -> None:
     choices = {
         "optim.name": (optim.name, OPTIMIZERS),
         "optim.schedule": (optim.schedule, LR_SCHEDULES),
+        "train.mode": (train.mode, TRAIN_MODES),
     }
     for key, (value, valid) in choices.items():
         if value not in valid:
@@ -240,11 +250,16 @@ def _check_choices(run: RunConfig) -> None:
         "train.batch_size": train.batch_size,
         "train.replay_window": train.replay_window,
         "train.checkpoint_every": train.checkpoint_every,
+        "train.publish_every": train.publish_every,
         "optim.lr": optim.lr,
     }
     for key, value in positive.items():
         if value <= 0:
             raise ConfigError(f"{key} must be > 0, got {value}")
+    if train.samples_per_position is not None and train.samples_per_position <= 0:
+        raise ConfigError(
+            f"train.samples_per_position must be > 0 or null, got {train.samples_per_position}"
+        )
     if train.max_minutes is not None and train.max_minutes <= 0:
         raise ConfigError(f"train.max_minutes must be > 0 or null, got {train.max_minutes}")
     at_least = {
