@@ -49,3 +49,19 @@ def test_training_through_ray_actors(tmp_path: Path, mode: str):
     overrides = ["selfplay.backend=ray", "selfplay.workers=2", f"train.mode={mode}"]
     summary = train(tiny("train.iterations=2", "eval.every=0", *overrides), tmp_path)
     assert summary["iterations"] == 2 and summary["games"] >= 2 * 8
+
+
+def test_arena_games_on_ray_are_the_games_played_locally(tmp_path: Path):
+    """``scripts/evaluate.py backend=ray``: the same seeded games, played by Ray tasks."""
+    from ultimate_rl.evaluate.arena import MatchConfig, play_match
+    from ultimate_rl.games import make
+
+    game = make("tictactoe")
+    games = {}
+    for backend in ("processes", "ray"):
+        config = MatchConfig(
+            num_games=6, workers=1 if backend == "processes" else 2, backend=backend, progress=False
+        )
+        result = play_match(game, "random", "uct:num_simulations=20", config)
+        games[backend] = sorted((g.index, g.moves) for g in result.records)
+    assert games["ray"] == games["processes"]
