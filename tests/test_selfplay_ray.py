@@ -59,9 +59,7 @@ def test_arena_games_on_ray_are_the_games_played_locally(tmp_path: Path):
     game = make("tictactoe")
     games = {}
     for backend in ("processes", "ray"):
-        config = MatchConfig(
-            num_games=6, workers=1 if backend == "processes" else 2, backend=backend, progress=False
-        )
+        config = MatchConfig(num_games=4, workers=1, backend=backend, progress=False)
         result = play_match(game, "random", "uct:num_simulations=20", config)
         games[backend] = sorted((g.index, g.moves) for g in result.records)
     assert games["ray"] == games["processes"]
