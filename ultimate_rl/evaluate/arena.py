@@ -240,11 +240,9 @@ def play_match(
                 leave=False,
             ) as bar,
         ):
-            games = (
-                play_on_ray(play_game, tasks, config.workers, config.ray_address)
-                if config.backend == "ray"
-                else _run_tasks(tasks, config.num_workers)
-            )
+            games = _run_tasks(tasks, config.num_workers)  # a generator: starts nothing yet
+            if config.backend == "ray":
+                games = play_on_ray(play_game, tasks, config.workers, config.ray_address)
             for record in games:
                 writer.write(record)  # flushed at once: an interrupted match keeps it
                 done[record.index] = record

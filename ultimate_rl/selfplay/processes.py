@@ -11,6 +11,7 @@ sent again to the replacement, which plays the same games (``actor.Job``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import traceback
 from dataclasses import dataclass
@@ -115,11 +116,12 @@ class ProcessBackend:
         return done
 
     def _replace(self, actor: int) -> None:
-        """A new process in the dead worker's place, given the job the dead one had."""
+        """A new process in the dead worker's place, given the job the dead one had (with the
+        latest weights: the same ones in a sync round, where only the seed matters)."""
         old = self.slots[actor]
         old.process.join(timeout=1)
-        job = old.job
-        assert job is not None
+        assert old.job is not None
+        job = dataclasses.replace(old.job, version=self.version)
         log.warning(
             "self-play worker %d died (exit code %s); replaced, its %d games replayed (job %d)",
             actor,
