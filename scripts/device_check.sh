@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD
 OUT=${OUT:-/tmp}
 SECONDS_EACH=${SECONDS_EACH:-10}
-DEVICE=${DEVICE:-cuda}  # DEVICE=cpu SECONDS_EACH=1 tries the script on a machine without a GPU
+DEVICE=${DEVICE:-cuda}  # DEVICE=cpu GAMES=4 SECONDS_EACH=1: a try on a machine without a GPU
+GAMES=${GAMES:-256}   # games each actor plays at once
 if ! python -c "import hydra, gymnasium" 2>/dev/null; then
     pip install -q --no-index --find-links wheels/ hydra-core omegaconf gymnasium pyyaml
 fi
@@ -31,8 +32,8 @@ bench() {  # $1: a name for the output folder; the rest: overrides
         scale.actor_device="$DEVICE" "hydra.run.dir=$OUT/bench_$name" || echo "bench $name: failed"
 }
 # the uttt_cpu network (3x32 ResNet): 1, 4 and every core's actors, each with a CUDA evaluator
-bench uttt_cpu "scale.backends=[$backends]" "scale.actors=[1,4,all]" scale.games_per_job=256 \
+bench uttt_cpu "scale.backends=[$backends]" "scale.actors=[1,4,all]" scale.games_per_job="$GAMES" \
     "scale.overrides=[device=$DEVICE]"
 # the 8x96 ResNet
-bench resnet "scale.backends=[processes]" "scale.actors=[1,all]" scale.games_per_job=256 \
+bench resnet "scale.backends=[processes]" "scale.actors=[1,all]" scale.games_per_job="$GAMES" \
     "scale.overrides=[model=resnet,device=$DEVICE]"
