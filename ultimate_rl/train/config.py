@@ -12,6 +12,7 @@ for Hydra's command line, and ``tests/test_train_config.py`` fails when the two 
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -291,6 +292,14 @@ def _check_combinations(run: RunConfig) -> None:
         )
     if train.stop_when_perfect and run.eval.every <= 0:
         raise ConfigError("train.stop_when_perfect needs evaluations: set eval.every > 0")
+    selfplay = run.selfplay
+    if selfplay.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError('selfplay.backend=ray needs Ray: pip install -e ".[ray]"')
+    if selfplay.backend == "ray" and selfplay.actor_device != "cpu" and run.ray.num_gpus <= 0:
+        raise ConfigError(
+            f"selfplay.actor_device={selfplay.actor_device} on Ray needs ray.num_gpus > 0 (a "
+            "share of a GPU per actor, e.g. 0.25), or Ray hides the GPUs from the actors"
+        )
     if train.min_replay > train.replay_window:
         raise ConfigError(
             f"train.min_replay ({train.min_replay}) exceeds train.replay_window "
