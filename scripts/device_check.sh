@@ -17,23 +17,23 @@ export PYTHONPATH=$PWD
 OUT=${OUT:-/tmp}
 SECONDS_EACH=${SECONDS_EACH:-10}
 DEVICE=${DEVICE:-cuda}  # DEVICE=cpu GAMES=4 SECONDS_EACH=1: a try on a machine without a GPU
-GAMES=${GAMES:-256}   # games each actor plays at once
+GAMES=${GAMES:-128}   # games each actor plays at once
 if ! python -c "import hydra, gymnasium" 2>/dev/null; then
     pip install -q --no-index --find-links wheels/ hydra-core omegaconf gymnasium pyyaml
 fi
 backends=processes
 if python -c "import ray" 2>/dev/null; then backends=processes,ray; fi
-nvidia-smi --query-gpu=name,memory.total,utilization.gpu --format=csv,noheader || true
+nvidia-smi --query-gpu=name,memory.total,utilization.gpu --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
 echo "cores: $(nproc)  backends: $backends"
-bench() {  # $1: a name for the output folder; the rest: overrides
-    local name=$1
-    shift
-    timeout 150 python scripts/bench.py suite=scale seconds="$SECONDS_EACH" "$@" \
+bench() {  # $1: a name for the output folder, $2: its time limit (s); the rest: overrides
+    local name=$1 limit=$2
+    shift 2
+    timeout "$limit" python scripts/bench.py suite=scale seconds="$SECONDS_EACH" "$@" \
         scale.actor_device="$DEVICE" "hydra.run.dir=$OUT/bench_$name" || echo "bench $name: failed"
 }
-# the uttt_cpu network (3x32 ResNet): 1, 4 and every core's actors, each with a CUDA evaluator
-bench uttt_cpu "scale.backends=[$backends]" "scale.actors=[1,4,all]" scale.games_per_job="$GAMES" \
-    "scale.overrides=[device=$DEVICE]"
+# the uttt_cpu network (3x32 ResNet): 1 and every core's actors, each with a CUDA evaluator
+bench uttt_cpu 170 "scale.backends=[$backends]" "scale.actors=[1,all]" scale.games_per_job="$GAMES" \
+    "scale.overrides=['device=$DEVICE']"
 # the 8x96 ResNet
-bench resnet "scale.backends=[processes]" "scale.actors=[1,all]" scale.games_per_job="$GAMES" \
-    "scale.overrides=[model=resnet,device=$DEVICE]"
+bench resnet 110 "scale.backends=[processes]" "scale.actors=[all]" scale.games_per_job="$GAMES" \
+    "scale.overrides=['model=resnet','device=$DEVICE']"
