@@ -33,7 +33,12 @@ SKIPPED = {
     "tensorboard": "another project's server; it only reads the run's event files",
     "jupyter": "an interactive server; tests/test_notebook.py executes the notebook instead",
     "python -m pytest": "the test suite itself: running it from inside would recurse",
+    "ray start": "starts a cluster node's daemons; tests/test_ray_cluster.py runs the cluster "
+    "recipe on a simulated two-node cluster",
+    "export": "sets a shell variable; the tests pass PYTHONPATH to every command themselves",
 }
+# Joining a cluster needs one: a local Ray runtime for the run stands in (slow: Ray starts).
+CLUSTER = {"ray.address=auto": "ray.address=null", "ray_address=auto": "ray_address=null"}
 QUICK_TRAIN = [
     "train.iterations=1",
     "train.max_minutes=1",
@@ -63,6 +68,7 @@ PLAY_DB = "play.sqlite3"  # in the scratch folder
 PLACEHOLDERS = {
     "runs/.../checkpoints/latest.pt": "tiny_run/checkpoints/latest.pt",
     "runs/uttt_cpu/DATE": "tiny_run",
+    "checkpoint=PATH": "checkpoint=tiny_run/checkpoints/latest.pt",
     "runs/uttt_cpu/2026-11-29_16-40-00": "tiny_run",
 }
 
@@ -163,7 +169,11 @@ def variant(words: list[str]) -> Variant:
     """The quick variant of ``python scripts/X.py ARGS`` (KeyError: no rule knows it)."""
     if words[0] != "python" or len(words) < 2:
         raise KeyError(words[0])
-    return RULES[words[1]](words[2:])
+    quick = RULES[words[1]](words[2:])
+    if not any(a in CLUSTER for a in quick.args):
+        return quick
+    args = [CLUSTER.get(a, a) for a in quick.args]
+    return Variant(args, quick.stdin, True, quick.needs_tiny_run, quick.needs_saved_game)
 
 
 COMMANDS = shell_commands()

@@ -25,13 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXED_SET = 1234  # seed of the fixed position set (the same set as eval.positions_seed)
 
 
-def run_preset(preset: str, run_dir: Path, timeout: float) -> None:
+def run_preset(preset: str, run_dir: Path, timeout: float, *overrides: str) -> None:
     command = [
         sys.executable,
         "scripts/train.py",
         f"experiment={preset}",
         f"hydra.run.dir={run_dir}",
         "train.progress_bar=false",
+        *overrides,
     ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -101,8 +102,20 @@ def results_vs_sampled_solver(
     return results
 
 
-def test_tictactoe_quick_reaches_perfect_play(tmp_path: Path):
-    run_preset("tictactoe_quick", tmp_path, timeout=600)
+SCALED = [  # the same preset through async self-play, through Ray actors, and both together
+    ["train.mode=async"],
+    ["selfplay.backend=ray", "selfplay.workers=2"],
+    ["selfplay.backend=ray", "selfplay.workers=2", "train.mode=async"],
+]
+
+
+@pytest.mark.parametrize(
+    "overrides", [[], *(pytest.param(o, marks=pytest.mark.slow, id=" ".join(o)) for o in SCALED)]
+)
+def test_tictactoe_quick_reaches_perfect_play(tmp_path: Path, overrides: list[str]):
+    if any("ray" in o for o in overrides):
+        pytest.importorskip("ray")
+    run_preset("tictactoe_quick", tmp_path, 600, *overrides)
     game = make("tictactoe")
     policy = RawPolicy(tmp_path, game)
     start = game.initial_state()

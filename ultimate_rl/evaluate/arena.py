@@ -30,6 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ultimate_rl.agents.match import IllegalMoveError, one_by_one, play_games
+from ultimate_rl.evaluate.distributed import play_on_ray
 from ultimate_rl.evaluate.elo import Z95, elo_difference
 from ultimate_rl.evaluate.records import RECORD_FORMAT, GameRecord, RecordWriter, load_records
 from ultimate_rl.evaluate.specs import (
@@ -59,8 +60,12 @@ class MatchConfig:
     workers: int | None = None
     sprt: SPRTConfig | None = None
     progress: bool = True
+    backend: str = "processes"  # or "ray": games as Ray tasks (evaluate.distributed)
+    ray_address: str | None = None
 
     def __post_init__(self) -> None:
+        if self.backend not in ("processes", "ray"):
+            raise EvaluationError(f"backend must be processes or ray, got {self.backend!r}")
         if self.num_games < 1:
             raise EvaluationError(f"num_games must be >= 1, got {self.num_games}")
         if self.opening_plies < 0:
@@ -204,7 +209,10 @@ def play_match(
                 leave=False,
             ) as bar,
         ):
-            for record in _run_tasks(tasks, config.num_workers):
+            games = _run_tasks(tasks, config.num_workers)  # a generator: starts nothing yet
+            if config.backend == "ray":
+                games = play_on_ray(play_game, tasks, config.workers, config.ray_address)
+            for record in games:
                 writer.write(record)  # flushed at once: an interrupted match keeps it
                 done[record.index] = record
                 bar.update(1)

@@ -63,6 +63,8 @@ class EvaluationSettings:
     positions_seed: int = 1234
     perfect_games: int = 20
     progress: bool = True
+    backend: str = "processes"
+    ray_address: str | None = None
 
     def match(self, num_games: int) -> MatchConfig:
         return MatchConfig(
@@ -73,6 +75,8 @@ class EvaluationSettings:
             workers=self.workers,
             sprt=self.sprt,
             progress=self.progress,
+            backend=self.backend,
+            ray_address=self.ray_address,
         )
 
 

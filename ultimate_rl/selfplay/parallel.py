@@ -1,30 +1,54 @@
-"""Self-play on several cores: worker processes, each with its own copy of the network.
+"""Self-play on several cores or machines: rounds (``train.mode=sync``) or a stream (``async``).
 
-``selfplay.workers=1`` plays in the learner's process with the learner's model (the right choice
-on a 2-core machine: torch already uses the second core). With more workers, each is a spawned
-process that receives the learner's weights at the start of every round (``play``), plays its
-share of the games with its own batched searcher, and sends the positions back. Each worker's
-generator is derived from the round seed and the worker's index, so a seeded run reproduces.
+``selfplay.workers=1`` with the processes backend plays rounds in the learner's process with the
+learner's model (the right choice on a 2-core machine: torch already uses the second core).
+Otherwise ``selfplay.workers`` actors play: worker processes (``selfplay.backend=processes``,
+``selfplay.processes``) or Ray actors (``ray``, ``selfplay.ray_backend``). Both run ``Job``s
+(``selfplay.actor``) and replace an actor that dies, replaying its job.
+
+- ``play`` (sync): one round; each actor plays its share of the games, seeded by the round seed
+  and its index, with the weights of that moment. A seeded run reproduces.
+- ``start`` / ``poll`` / ``publish`` (async): every actor always has one job of
+  ``selfplay.parallel_games`` games in flight, played with the latest published weights; the
+  learner collects finished jobs as they come (at most one waiting per actor).
+
 The network runs on ``selfplay.inference``'s backend; an onnxruntime evaluator sees new weights
-by itself (``ultimate_rl.nn.OnnxEvaluator``), in-process and after a worker loads them.
+by itself (``ultimate_rl.nn.OnnxEvaluator``), in-process and after an actor loads them.
 """
 
 from __future__ import annotations
 
-import traceback
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-import numpy as np
 import torch
-import torch.multiprocessing as mp
 
-from ultimate_rl.games import kernels as K
 from ultimate_rl.games import make as make_game
-from ultimate_rl.nn import build_model, make_evaluator
-from ultimate_rl.nn.config import ModelConfig
+from ultimate_rl.nn import make_evaluator
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.search import SearchConfig
+from ultimate_rl.selfplay.actor import ActorSpec, Job, Result, Weights, export_weights, play_round
 from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlayWorker
+
+
+@dataclass
+class RaySettings:
+    """The ``ray`` config section: which cluster, and what each ``SelfPlayActor`` reserves."""
+
+    address: str | None = None  # null: a local Ray runtime for the run; auto | ray://HOST:PORT
+    num_cpus: float = 1.0  # per actor
+    num_gpus: float = 0.0  # per actor; fractional shares one GPU (selfplay.actor_device=cuda)
+
+
+class Backend(Protocol):
+    """Where actors run: ``ProcessBackend`` or ``RayBackend``."""
+
+    num_actors: int
+
+    def publish(self, weights: Weights, version: int) -> None: ...
+    def submit(self, actor: int, job: Job) -> None: ...
+    def wait(self, timeout: float) -> list[tuple[int, Result]]: ...
+    def close(self) -> None: ...
 
 
 def split_games(num_games: int, workers: int) -> list[int]:
@@ -33,40 +57,23 @@ def split_games(num_games: int, workers: int) -> list[int]:
     return [base + (w < extra) for w in range(workers)]
 
 
-def _play_round(
-    worker: SelfPlayWorker, evaluate: Any, num_games: int, seed: int, index: int
-) -> SelfPlayData:
-    rng = np.random.default_rng([seed, index])
-    K.seed(int(rng.integers(2**31)))  # numba's generator (noise, tie breaks inside kernels)
-    return worker.play(evaluate, num_games, rng)
+def make_backend(spec: ActorSpec, workers: int, ray: RaySettings | None = None) -> Backend:
+    """The backend ``spec.settings.backend`` names, with ``workers`` actors."""
+    if spec.settings.backend == "ray":
+        from ultimate_rl.selfplay.ray_backend import RayBackend
 
+        return RayBackend(spec, workers, ray)
+    from ultimate_rl.selfplay.processes import ProcessBackend
 
-def _worker_main(
-    index: int,
-    game_spec: dict[str, Any],
-    model_config: dict[str, Any],
-    search: SearchConfig,
-    settings: SelfPlaySettings,
-    jobs: Any,
-    results: Any,
-) -> None:
-    """A worker process: waits for (weights, games, seed), plays, sends the data back."""
-    torch.set_num_threads(1)
-    try:
-        game = make_game(game_spec["name"], **game_spec["options"])
-        model = build_model(game, ModelConfig.from_dict(model_config))
-        worker = SelfPlayWorker(game, search, settings)
-        evaluate = make_evaluator(model, "cpu", backend=settings.inference)
-        while (job := jobs.get()) is not None:
-            weights, num_games, seed = job
-            model.load_state_dict(weights)
-            results.put((index, _play_round(worker, evaluate, num_games, seed, index)))
-    except BaseException:
-        results.put((index, traceback.format_exc()))
+    return ProcessBackend(spec, workers)
 
 
 class SelfPlayPool:
-    """Plays a round of self-play games with the current weights, in-process or in workers."""
+    """Self-play with the current weights of ``model``: rounds or a stream (module doc).
+
+    ``streaming`` (async mode) always uses actors, even for one worker. ``ray`` is the run's
+    ``RaySettings`` (``selfplay.backend=ray`` only).
+    """
 
     def __init__(
         self,
@@ -75,51 +82,63 @@ class SelfPlayPool:
         search: SearchConfig,
         settings: SelfPlaySettings,
         device: torch.device,
+        ray: RaySettings | None = None,
+        streaming: bool = False,
     ) -> None:
-        self.settings = settings
-        self.model = model
-        self.processes: list[Any] = []
-        if settings.workers == 1:
+        self.settings, self.model = settings, model
+        self.backend: Backend | None = None
+        self.version, self.seed, self.jobs = -1, 0, 0
+        if settings.workers == 1 and settings.backend == "processes" and not streaming:
             game = make_game(game_spec["name"], **game_spec["options"])
             self.local = SelfPlayWorker(game, search, settings)
             self.evaluate = make_evaluator(model, device, backend=settings.inference)
             return
-        context = mp.get_context("spawn")
-        self.results = context.Queue()
-        self.jobs = [context.Queue() for _ in range(settings.workers)]
-        config = model.config.to_dict()
-        for index, jobs in enumerate(self.jobs):
-            process = context.Process(
-                target=_worker_main,
-                args=(index, game_spec, config, search, settings, jobs, self.results),
-                daemon=True,
-            )
-            process.start()
-            self.processes.append(process)
+        spec = ActorSpec(game_spec, model.config.to_dict(), search, settings, settings.actor_device)
+        self.backend = make_backend(spec, settings.workers, ray)
 
     def play(self, num_games: int, seed: int) -> SelfPlayData:
-        """``num_games`` finished games with the model's current weights."""
-        if not self.processes:
-            return _play_round(self.local, self.evaluate, num_games, seed, 0)
-        weights = {k: v.detach().cpu() for k, v in self.model.state_dict().items()}
-        shares = split_games(num_games, len(self.processes))
-        for jobs, share in zip(self.jobs, shares, strict=True):
-            jobs.put((weights, share, seed))
+        """``num_games`` finished games with the model's current weights (one round)."""
+        if self.backend is None:
+            return play_round(self.local, self.evaluate, num_games, seed, 0)
+        self.publish(self.version + 1)
+        shares = split_games(num_games, self.backend.num_actors)
+        for index, share in enumerate(shares):
+            if share:
+                self.backend.submit(index, Job(self.version, share, seed, index))
         parts: dict[int, SelfPlayData] = {}
-        while len(parts) < len(self.processes):
-            index, data = self.results.get()
-            if isinstance(data, str):
-                self.close()
-                raise RuntimeError(f"self-play worker {index} failed:\n{data}")
-            parts[index] = data
+        while len(parts) < sum(share > 0 for share in shares):
+            parts.update((index, result.data) for index, result in self.backend.wait(1.0))
         return SelfPlayData.concatenate([parts[i] for i in sorted(parts)])
 
+    def publish(self, version: int) -> None:
+        """The model's weights as they are now become ``version``, which new jobs play with."""
+        assert self.backend is not None
+        self.version = version
+        self.backend.publish(export_weights(self.model), version)
+
+    def start(self, seed: int) -> None:
+        """Async: gives every actor its first job (call ``publish`` first)."""
+        assert self.backend is not None
+        self.seed = seed
+        for actor in range(self.backend.num_actors):
+            self._next_job(actor)
+
+    def poll(self, timeout: float) -> list[Result]:
+        """Async: the jobs finished within ``timeout`` seconds; their actors get new ones."""
+        assert self.backend is not None
+        done = self.backend.wait(timeout)
+        for actor, _ in done:
+            self._next_job(actor)
+        return [result for _, result in done]
+
+    def _next_job(self, actor: int) -> None:
+        assert self.backend is not None
+        job = Job(self.version, self.settings.parallel_games, self.seed, self.jobs)
+        self.jobs += 1
+        self.backend.submit(actor, job)
+
     def close(self) -> None:
-        """Stops the worker processes (no-op in-process)."""
-        for jobs in getattr(self, "jobs", []):
-            jobs.put(None)
-        for process in self.processes:
-            process.join(timeout=10)
-            if process.is_alive():
-                process.terminate()
-        self.processes = []
+        """Stops the actors (no-op in-process)."""
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None

@@ -72,6 +72,8 @@ class SelfPlaySettings:
     """
 
     workers: int = 1
+    backend: str = "processes"  # where workers > 1 (or async actors) run: processes | ray
+    actor_device: str = "cpu"  # the device of each actor's network (cpu, cuda)
     parallel_games: int = 64
     games_per_iteration: int = 128
     temperature: float = 1.0
@@ -89,6 +91,8 @@ class SelfPlaySettings:
             raise ValueError(
                 f"selfplay.inference must be one of {list(BACKENDS)}, got {self.inference!r}"
             )
+        if self.backend not in ("processes", "ray"):
+            raise ValueError(f"unknown selfplay.backend {self.backend!r}; choose processes or ray")
         if self.temperature < 0 or self.final_temperature < 0:
             raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
 

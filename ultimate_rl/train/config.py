@@ -12,6 +12,7 @@ for Hydra's command line, and ``tests/test_train_config.py`` fails when the two 
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.losses import LOSSES
 from ultimate_rl.search import SearchConfig, SearchError
+from ultimate_rl.selfplay.parallel import RaySettings
 from ultimate_rl.selfplay.worker import SelfPlaySettings
 
 EVAL_OPPONENTS = ("random", "uct", "perfect")
@@ -33,8 +35,14 @@ class ConfigError(ValueError):
     """A training config that cannot run; the message names the key and how to fix it."""
 
 
+TRAIN_MODES = ("sync", "async")
+
+
 @dataclass
 class TrainSection:
+    mode: str = "sync"  # sync: rounds, seeded runs reproduce; async: actors never wait
+    samples_per_position: float | None = None  # replay ratio; null: steps_per_iteration/round
+    publish_every: int = 10  # async: learner steps between weight versions
     iterations: int = 100
     max_minutes: float | None = None
     batch_size: int = 256
@@ -102,6 +110,7 @@ SECTIONS: dict[str, type] = {
     "selfplay": SelfPlaySettings,
     "optim": OptimSection,
     "eval": EvalSection,
+    "ray": RaySettings,
 }
 TOP_LEVEL = (*SECTIONS, "game", "model", "search", "seed", "device", "resume", "run_name")
 
@@ -118,6 +127,7 @@ class RunConfig:
     train: TrainSection
     optim: OptimSection
     eval: EvalSection
+    ray: RaySettings
     seed: int
     device: str
 
@@ -135,6 +145,8 @@ def check_config(cfg: DictConfig) -> RunConfig:
     _upgrade_value_loss_weight(cfg)
     sections = {}
     for name, schema in SECTIONS.items():
+        if name not in cfg:  # a section newer than the saved run (e.g. ``ray``)
+            cfg[name] = {}
         _check_section(name, cfg[name], schema)
         defaults = OmegaConf.create(OmegaConf.to_container(OmegaConf.structured(schema)))
         cfg[name] = OmegaConf.merge(defaults, cfg[name])
@@ -220,6 +232,7 @@ def _check_choices(run: RunConfig) -> None:
     choices = {
         "optim.name": (optim.name, OPTIMIZERS),
         "optim.schedule": (optim.schedule, LR_SCHEDULES),
+        "train.mode": (train.mode, TRAIN_MODES),
     }
     for key, (value, valid) in choices.items():
         if value not in valid:
@@ -240,11 +253,16 @@ def _check_choices(run: RunConfig) -> None:
         "train.batch_size": train.batch_size,
         "train.replay_window": train.replay_window,
         "train.checkpoint_every": train.checkpoint_every,
+        "train.publish_every": train.publish_every,
         "optim.lr": optim.lr,
     }
     for key, value in positive.items():
         if value <= 0:
             raise ConfigError(f"{key} must be > 0, got {value}")
+    if train.samples_per_position is not None and train.samples_per_position <= 0:
+        raise ConfigError(
+            f"train.samples_per_position must be > 0 or null, got {train.samples_per_position}"
+        )
     if train.max_minutes is not None and train.max_minutes <= 0:
         raise ConfigError(f"train.max_minutes must be > 0 or null, got {train.max_minutes}")
     at_least = {
@@ -276,6 +294,14 @@ def _check_combinations(run: RunConfig) -> None:
         )
     if train.stop_when_perfect and run.eval.every <= 0:
         raise ConfigError("train.stop_when_perfect needs evaluations: set eval.every > 0")
+    selfplay = run.selfplay
+    if selfplay.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError('selfplay.backend=ray needs Ray: pip install -e ".[ray]"')
+    if selfplay.backend == "ray" and selfplay.actor_device != "cpu" and run.ray.num_gpus <= 0:
+        raise ConfigError(
+            f"selfplay.actor_device={selfplay.actor_device} on Ray needs ray.num_gpus > 0 (a "
+            "share of a GPU per actor, e.g. 0.25), or Ray hides the GPUs from the actors"
+        )
     if train.min_replay > train.replay_window:
         raise ConfigError(
             f"train.min_replay ({train.min_replay}) exceeds train.replay_window "

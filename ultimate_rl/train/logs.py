@@ -9,7 +9,7 @@ self-play statistics, replay size, time, evaluation and gating figures. Evaluati
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ class IterationRecord:
     selfplay: SelfPlayStats
     losses: dict[str, float]  # mean loss terms by TensorBoard tag; empty if no step ran
     replay_size: int
+    pipeline: dict[str, float] = field(default_factory=dict)  # lag, throughputs, queue depth
     report: dict[str, Any] | None = None  # evaluation (matches, optimal rate, Elo)
     gate: dict[str, float] | None = None  # gating figures
 
@@ -86,6 +87,7 @@ class RunLog:
             "train/step": progress.step,
             **{f"selfplay/{k}": v for k, v in record.selfplay.summary().items()},
             "replay/size": record.replay_size,
+            **{f"pipeline/{k}": v for k, v in record.pipeline.items()},
             "time/minutes": progress.seconds / 60,
             **{f"eval/{k}": v for k, v in flat_eval(record.report or {}).items()},
             **{f"gating/{k}": v for k, v in (record.gate or {}).items()},
@@ -161,6 +163,8 @@ def status_line(progress: Progress, iterations: int, record: IterationRecord) ->
         f"{s['first_player_loss_rate']:.2f}",
         f"replay {record.replay_size}",
     ]
+    if "policy_lag" in record.pipeline:
+        parts.append(f"lag {record.pipeline['policy_lag']:.1f} steps")
     if record.losses:
         terms = {
             tag.removeprefix("loss/"): value

@@ -2,11 +2,13 @@
 
 Each iteration:
 
-1. self-play: ``selfplay.games_per_iteration`` games with the current network and batched search;
+1. self-play: ``selfplay.games_per_iteration`` games with the current network and batched search
+   (``selfplay.workers`` actors: processes or Ray, ``selfplay.parallel``);
 2. their positions go into the replay buffer (a window of the latest ``train.replay_window``);
 3. optimise: ``train.steps_per_iteration`` minibatches sampled from the buffer, each position
    under a random board symmetry; AdamW or SGD with warm-up and a cosine or step schedule
-   (``train.learner``);
+   (``train.learner``). ``train.mode=async`` overlaps 1-3: actors play nonstop while the learner
+   trains at the replay ratio (``train.selfplay``);
 4. gating (``eval.gating.enabled``, off by default as in AlphaZero): self-play uses its own copy
    of the weights, replaced by the new network only when that scores at least
    ``eval.gating.threshold`` against it over ``eval.gating.num_games`` batched games;
@@ -17,9 +19,10 @@ Each iteration:
 
 It stops at ``train.iterations``, after ``train.max_minutes`` (summed over resumes), when the
 play is perfect (``train.stop_when_perfect``, solved games), or on Ctrl-C / SIGTERM, always after
-saving a checkpoint. A run killed outright (SIGKILL) resumes from its last checkpoint, so it loses
-at most the iteration in progress (``train.checkpoint_every=1``); the temp file of a save it
-interrupted is removed when the run starts again.
+saving a checkpoint (self-play workers ignore those signals: the learner stops them). A run
+killed outright (SIGKILL) resumes from its last checkpoint, so it loses at most the iteration in
+progress (``train.checkpoint_every=1``); the temp file of a save it interrupted is removed when
+the run starts again. A self-play worker killed outright is replaced and its games replayed.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ultimate_rl.train.config import ConfigError, RunConfig, TrainSection, check
 from ultimate_rl.train.evaluation import evaluate_network, gating_match, is_perfect
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, RunLog
+from ultimate_rl.train.selfplay import make_selfplay
 
 RatingHook = Callable[[Path, int], dict[str, float]]
 """Rates a model snapshot (path, optimiser step) and returns flat figures such as ``elo``."""
@@ -97,7 +101,10 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
     checkpoints = RunCheckpoints(run_dir, run, OmegaConf.to_container(cfg, resolve=True))
     checkpoints.restore(learner)
     game_spec = {"name": run.game.name, "options": run.game_options}
-    pool = SelfPlayPool(game_spec, learner.selfplay_model, run.search, run.selfplay, device)
+    streaming = run.train.mode == "async"
+    pool = SelfPlayPool(
+        game_spec, learner.selfplay_model, run.search, run.selfplay, device, run.ray, streaming
+    )
     evaluate = make_evaluator(learner.model, device, backend=run.selfplay.inference)
     gating = Gating(run, learner, evaluate, device) if run.eval.gating.enabled else None
     evaluation = PeriodicEvaluation(run, evaluate, rating_hook, checkpoints.snapshot)
@@ -105,20 +112,17 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
 
     with StopRequest() as stop:
         try:
+            # 1-3. self-play -> replay window -> optimiser, in rounds or streaming (train.mode)
+            selfplay = make_selfplay(run, pool, learner)
             while not finished(progress, run.train) and not stop.requested:
                 started = time.perf_counter()
-                # 1. self-play with the current weights (with gating: the last accepted ones)
-                data = pool.play(run.selfplay.games_per_iteration, learner.next_seed())
-                # 2. into the replay window
-                learner.add(data)
-                # 3. optimise on sampled, augmented minibatches
-                losses = {}
-                if learner.ready:
-                    losses = learner.train_steps(run.train.steps_per_iteration, stop.is_set)
+                collected = selfplay(stop.is_set)
                 progress.iteration += 1
-                record = IterationRecord(data.stats, losses, len(learner.replay))
+                record = IterationRecord(
+                    collected.stats, collected.losses, len(learner.replay), collected.pipeline
+                )
                 # 4. gating: the new network must beat the self-play one to replace it
-                record.gate = gating(learner) if gating and losses else None
+                record.gate = gating(learner) if gating and collected.losses else None
                 # 5. evaluation (before the checkpoint, so the checkpoint knows the result)
                 record.report = evaluation(learner)
                 log.write_evaluation(progress, record)

@@ -1,0 +1,136 @@
+"""What a self-play worker process and a Ray ``SelfPlayActor`` share: jobs in, positions out.
+
+The learner's side hands an actor a ``Job`` (how many games, with which weight version, from
+which seed) and gets a ``Result`` back. A job's generators derive from its ``seed`` and
+``index`` only, so a job replayed on a replacement actor (its first actor was killed) plays the
+same games: a seeded run does not change when a worker dies.
+
+``make_actor_evaluator`` and ``ActorCore.set_weights`` are the only places an actor builds its
+evaluator and takes new weights, so an inference backend (ONNX Runtime) changes one line each.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ultimate_rl.games import kernels as K
+from ultimate_rl.games import make as make_game
+from ultimate_rl.nn import build_model, make_evaluator
+from ultimate_rl.nn.config import ModelConfig
+from ultimate_rl.nn.models import PolicyValueNet
+from ultimate_rl.search import Evaluator, SearchConfig
+from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlayWorker
+
+Weights = dict[str, np.ndarray]
+"""A model's state dict as numpy arrays: pickles small, ``ray.put`` stores it zero-copy."""
+
+# One BLAS / OpenMP thread per actor: N actors on N cores, not N x cores threads fighting.
+ACTOR_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """``num_games`` games with weight ``version``; ``seed`` and ``index`` seed them."""
+
+    version: int
+    num_games: int
+    seed: int
+    index: int
+
+
+@dataclass
+class Result:
+    """A finished job: every position in ``data`` was played with ``job.version``."""
+
+    job: Job
+    data: SelfPlayData
+
+
+@dataclass(frozen=True)
+class ActorSpec:
+    """What an actor needs to build itself (plain data: it crosses process boundaries)."""
+
+    game_spec: dict[str, Any]
+    model_config: dict[str, Any]
+    search: SearchConfig
+    settings: SelfPlaySettings
+    device: str = "cpu"
+
+
+def export_weights(model: PolicyValueNet) -> Weights:
+    """The model's weights as numpy arrays (CPU copies), the form actors receive."""
+    return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
+
+
+def play_round(
+    worker: SelfPlayWorker, evaluate: Evaluator, num_games: int, seed: int, index: int
+) -> SelfPlayData:
+    """``num_games`` games whose every random choice derives from ``(seed, index)``."""
+    rng = np.random.default_rng([seed, index])
+    K.seed(int(rng.integers(2**31)))  # numba's generator (noise, tie breaks inside kernels)
+    return worker.play(evaluate, num_games, rng)
+
+
+def make_actor_evaluator(model: PolicyValueNet, device: str, backend: str) -> Evaluator:
+    """The one place an actor builds its evaluator (``selfplay.inference``'s backend; an
+    onnxruntime evaluator sees the weights ``set_weights`` loads by itself)."""
+    return make_evaluator(model, device, backend=backend)
+
+
+class ActorCore:
+    """An actor's game, network, searcher and evaluator; runs jobs."""
+
+    def __init__(self, spec: ActorSpec) -> None:
+        torch.set_num_threads(1)
+        game = make_game(spec.game_spec["name"], **spec.game_spec["options"])
+        self.model = build_model(game, ModelConfig.from_dict(spec.model_config)).to(spec.device)
+        self.worker = SelfPlayWorker(game, spec.search, spec.settings)
+        self.evaluate = make_actor_evaluator(self.model, spec.device, spec.settings.inference)
+        self.version = -1
+
+    def set_weights(self, weights: Weights, version: int) -> None:
+        """The one place an actor takes new weights."""
+        self.model.load_state_dict({k: torch.tensor(v) for k, v in weights.items()})
+        self.version = version
+
+    def run(self, job: Job, weights: Weights | None) -> Result:
+        """Plays ``job``; ``weights`` (``job.version``'s) are loaded unless already held."""
+        if job.version != self.version:
+            if weights is None:
+                raise RuntimeError(f"actor holds weights {self.version}, job needs {job.version}")
+            self.set_weights(weights, job.version)
+        data = play_round(self.worker, self.evaluate, job.num_games, job.seed, job.index)
+        return Result(job, data)
+
+
+def ignore_stop_signals() -> None:
+    """Actors leave Ctrl-C and SIGTERM to the learner, which stops them after saving."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+@contextmanager
+def actor_start_environment() -> Iterator[None]:
+    """While an actor process starts: stop signals ignored (a spawned interpreter keeps an
+    ignored SIGINT ignored, so a Ctrl-C during its imports cannot kill it) and ``ACTOR_ENV``."""
+    previous_env = {k: os.environ.get(k) for k in ACTOR_ENV}
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    os.environ.update(ACTOR_ENV)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        for key, value in previous_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
