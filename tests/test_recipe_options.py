@@ -142,3 +142,26 @@ def test_global_pooling_lets_one_block_see_the_whole_board():
         outputs[pooling] = features[:, :, 0, 0]
     torch.testing.assert_close(outputs[False][0], outputs[False][1])
     assert not torch.allclose(outputs[True][0], outputs[True][1])
+
+
+def test_init_from_starts_a_run_from_a_checkpoints_weights(tmp_path):
+    from ultimate_rl.nn.checkpoint import save_checkpoint
+    from ultimate_rl.train.checkpoints import RunCheckpoints
+    from ultimate_rl.train.config import ConfigError
+
+    source = Learner(small_run("seed=5"), torch.device("cpu")).model
+    path = tmp_path / "warm.pt"
+    save_checkpoint(path, model=source, game_name="tictactoe", game_options={}, step=7)
+    run = small_run(
+        f"train.init_from={path}",
+        "model.aux_heads=[soft_policy]",  # a head the checkpoint lacks starts fresh
+        "optim.loss_weights.soft_policy=1",
+    )
+    learner = Learner(run, torch.device("cpu"))
+    RunCheckpoints(tmp_path / "run", run, {}).restore(learner)  # a new run: init_from applies
+    for key, value in source.state_dict().items():
+        torch.testing.assert_close(learner.model.state_dict()[key], value)
+    assert learner.progress.step == 0 and not learner.optimizer.state
+    other = Learner(small_run("model.mlp_hidden=[8]"), torch.device("cpu"))
+    with pytest.raises(ConfigError, match=r"train\.init_from=.*does not fit this run's model"):
+        other.init_weights(str(path))

@@ -23,12 +23,13 @@ import numpy as np
 import torch
 
 from ultimate_rl.nn import autocast, build_model, resolve_precision
+from ultimate_rl.nn.checkpoint import load_checkpoint
 from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData
-from ultimate_rl.train.config import OptimSection, RunConfig
+from ultimate_rl.train.config import ConfigError, OptimSection, RunConfig
 
 
 @dataclass
@@ -180,6 +181,23 @@ class Learner:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return terms
+
+    def init_weights(self, path: str) -> None:
+        """Starts from the network of the checkpoint at ``path`` (``train.init_from``, e.g. a
+        supervised warm start): its weights only, the optimiser and replay stay fresh. Auxiliary
+        heads it lacks keep their initial weights; any other difference is an error."""
+        checkpoint = load_checkpoint(path, expected_game=self.run.game)
+        try:
+            missing, unexpected = self.model.load_state_dict(checkpoint.model_state, strict=False)
+        except RuntimeError as err:  # a tensor of another shape
+            missing, unexpected = [str(err).splitlines()[-1].strip()], []
+        wrong = [key for key in missing if not key.startswith("aux_heads.")] + unexpected
+        if wrong:
+            raise ConfigError(
+                f"train.init_from={path}: its network ({checkpoint.model_config}) does not fit "
+                f"this run's model ({self.run.model}); mismatched: {wrong[:4]}"
+            )
+        self.selfplay_model.load_state_dict(self.model.state_dict())
 
     def promote(self) -> None:
         """Gating accepted the new network: self-play plays with its weights from now on."""
