@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -112,12 +113,22 @@ def train_all(
             command = train_command(comparison, recipe, seed, folder)
             log(f"{label(recipe, seed)}: training {comparison.minutes:g} min -> {folder}")
             with open(folder / "compare_train.log", "a") as output:
-                subprocess.run(command, stdout=output, stderr=subprocess.STDOUT, check=False)
+                subprocess.run(
+                    command, stdout=output, stderr=subprocess.STDOUT, env=_env(), check=False
+                )
         finished = (folder / FINISHED).is_file()
         status[label(recipe, seed)] = "finished" if finished else _failure(folder)
         if not finished:
             log(f"{label(recipe, seed)}: {status[label(recipe, seed)]}")
     return status
+
+
+def _env() -> dict[str, str]:
+    """This process's environment, with this checkout first on the path: the runs train with
+    the code that compares them (not another installed copy)."""
+    root = str(TRAIN_SCRIPT.parents[1])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, path] if path else [root])}
 
 
 def _failure(folder: Path) -> str:
