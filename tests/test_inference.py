@@ -28,11 +28,14 @@ GAMES = ["uttt", "numerical_ttt", "tictactoe"]
 SMALL = {"blocks": 2, "channels": 8, "value_hidden": 8, "mlp_hidden": (16, 16)}
 
 
-def small_model(game_name: str, arch: str = "mlp", value_head: str = "wdl", seed: int = 0):
+def small_model(
+    game_name: str, arch: str = "mlp", value_head: str = "wdl", seed: int = 0, **options
+):
     """A small network whose batch-norm statistics are away from their defaults (so folding them
     into the convolutions for the ONNX graph is exercised)."""
     game = games.make(game_name)
-    model = build_model(game, ModelConfig(arch=arch, value_head=value_head, **SMALL), seed=seed)
+    config = ModelConfig(arch=arch, value_head=value_head, **SMALL, **options)
+    model = build_model(game, config, seed=seed)
     generator = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for module in model.modules():
@@ -48,11 +51,20 @@ def random_inputs(game, count: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return planes, rng.random((count, game.num_actions)) < 0.7
 
 
+# the recipe options that change the network: global pooling (resnet), auxiliary heads
+OPTIONS = {
+    "resnet": {},
+    "mlp": {},
+    "resnet_pooled": {"arch": "resnet", "global_pooling": True},
+    "mlp_aux": {"arch": "mlp", "aux_heads": ("opponent_policy", "soft_policy")},
+}
+
+
 @pytest.mark.parametrize("name", GAMES)
-@pytest.mark.parametrize("arch", ["resnet", "mlp"])
+@pytest.mark.parametrize("arch", list(OPTIONS))
 @pytest.mark.parametrize("value_head", ["scalar", "wdl"])
 def test_backends_give_the_same_logits_and_values(name: str, arch: str, value_head: str):
-    game, model = small_model(name, arch, value_head)
+    game, model = small_model(name, value_head=value_head, **(OPTIONS[arch] or {"arch": arch}))
     planes, masks = random_inputs(game, 33, seed=1)
     expected = make_evaluator(model, "cpu", backend="torch")(planes, masks)
     got = make_evaluator(model, "cpu", backend="onnxruntime")(planes, masks)

@@ -79,18 +79,39 @@ def test_sections_come_back_typed():
 
 def test_loss_weights_name_every_loss():
     run = check_config(compose_train_config(["optim.loss_weights.value=0.5"]))
-    assert run.optim.loss_weights == {"policy": 1.0, "value": 0.5}
-    with pytest.raises(ConfigError, match=r"optim\.loss_weights.*\['policy', 'value'\]"):
+    aux_off = {"opponent_policy": 0.0, "soft_policy": 0.0}
+    assert run.optim.loss_weights == {"policy": 1.0, "value": 0.5, **aux_off}
+    with pytest.raises(ConfigError, match=r"optim\.loss_weights.*\['opponent_policy', 'policy'"):
         check_config(compose_train_config(["+optim.loss_weights.valeu=1"]))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["model.aux_heads=[soft_policy]"],  # a head without a weight trains nothing
+        ["optim.loss_weights.opponent_policy=0.15"],  # a weight without its head
+    ],
+)
+def test_an_aux_head_needs_both_its_head_and_a_weight(overrides: list[str]):
+    with pytest.raises(ConfigError, match=r"model\.aux_heads AND give it a weight"):
+        check_config(compose_train_config(overrides))
+    both = ["model.aux_heads=[opponent_policy]", "optim.loss_weights.opponent_policy=0.15"]
+    assert check_config(compose_train_config(both)).model.aux_heads == ("opponent_policy",)
+
+
+def test_value_target_q_weight_is_a_fraction():
+    with pytest.raises(ConfigError, match=r"optim\.value_target_q_weight must be in \[0, 1\]"):
+        check_config(compose_train_config(["optim.value_target_q_weight=1.5"]))
 
 
 def test_a_run_saved_with_value_loss_weight_keeps_that_weight():
     saved = OmegaConf.load(ROOT / "checkpoints" / "uttt_agent_run" / "config.yaml")
     assert "value_loss_weight" in saved.optim  # written before optim.loss_weights
-    assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 1.0}
+    aux_off = {"opponent_policy": 0.0, "soft_policy": 0.0}  # heads added since: off
+    assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 1.0, **aux_off}
     saved = OmegaConf.load(ROOT / "checkpoints" / "uttt_agent_run" / "config.yaml")
     saved.optim.value_loss_weight = 0.25
-    assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 0.25}
+    assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 0.25, **aux_off}
 
 
 def test_selfplay_keys_and_values_are_checked_by_name():

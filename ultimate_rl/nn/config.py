@@ -10,6 +10,8 @@ ValueHead = Literal["scalar", "wdl"]
 
 ARCHITECTURES: tuple[str, ...] = ("resnet", "mlp")
 VALUE_HEADS: tuple[str, ...] = ("scalar", "wdl")
+AUX_HEADS: tuple[str, ...] = ("opponent_policy", "soft_policy")
+"""Auxiliary policy-shaped heads a model may add; each has a loss in ``nn.losses.AUX_LOSSES``."""
 
 
 class ModelConfigError(ValueError):
@@ -25,7 +27,10 @@ class ModelConfig:
     logits; draws are common in these games, and a WDL head keeps them apart from uncertainty).
     ``board_size``: the board side the model is meant for (e.g. 9 for a uttt preset); ``None``
     accepts any game. It lets a preset fail early on the wrong game instead of training a net
-    sized for another board.
+    sized for another board. ``aux_heads``: extra policy-shaped outputs trained as auxiliary
+    targets (``AUX_HEADS``), which inference ignores. ``global_pooling`` (resnet): each residual
+    block adds a per-channel bias computed from its board-wide mean and max (KataGo), so every
+    cell sees the whole board in one block.
     """
 
     arch: Architecture = "resnet"
@@ -37,6 +42,8 @@ class ModelConfig:
     value_hidden: int = 64
     mlp_hidden: tuple[int, ...] = (128, 128)
     board_size: int | None = None
+    aux_heads: tuple[str, ...] = ()
+    global_pooling: bool = False
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHITECTURES:
@@ -58,11 +65,20 @@ class ModelConfig:
             _require_positive("mlp_hidden entries", size)
         if self.board_size is not None:
             _require_positive("board_size", self.board_size)
+        object.__setattr__(self, "aux_heads", tuple(str(h) for h in self.aux_heads))
+        unknown = sorted(set(self.aux_heads) - set(AUX_HEADS))
+        if unknown or len(set(self.aux_heads)) < len(self.aux_heads):
+            raise ModelConfigError(
+                f"model.aux_heads {list(self.aux_heads)}: each at most once, from {list(AUX_HEADS)}"
+            )
+        if self.global_pooling and self.arch != "resnet":
+            raise ModelConfigError("model.global_pooling needs arch=resnet (an MLP is global)")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python data (lists, not tuples) for checkpoints and logs."""
         data = asdict(self)
         data["mlp_hidden"] = list(self.mlp_hidden)
+        data["aux_heads"] = list(self.aux_heads)
         return data
 
     @classmethod
@@ -75,8 +91,9 @@ class ModelConfig:
                 f"unknown model config key(s) {unknown}; valid keys: {sorted(known)}"
             )
         values = dict(data)
-        if "mlp_hidden" in values:
-            values["mlp_hidden"] = tuple(values["mlp_hidden"])
+        for key in ("mlp_hidden", "aux_heads"):
+            if key in values:
+                values[key] = tuple(values[key])
         return cls(**values)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import HeadOutputs, PolicyValueNet, mask_logits
 
 
@@ -54,10 +55,14 @@ LossFunction = Callable[
 
 @dataclass(frozen=True)
 class Loss:
-    """One head's loss term: logged as ``loss/<name>``, weighted by ``optim.loss_weights[name]``."""
+    """One head's loss term: logged as ``loss/<name>``, weighted by ``optim.loss_weights[name]``.
+
+    ``targets``: the ``selfplay.targets.OPTIONAL_TARGETS`` it reads, stored only while it trains.
+    """
 
     name: str
     function: LossFunction
+    targets: tuple[str, ...] = ()
 
 
 def wdl_targets(values: torch.Tensor) -> torch.Tensor:
@@ -76,6 +81,14 @@ def outcome_class(values: torch.Tensor) -> torch.Tensor:
     return torch.where(values > 1 / 3, 0, torch.where(values < -1 / 3, 2, 1))
 
 
+def weighted_cross_entropy(
+    log_probs: torch.Tensor, targets: torch.Tensor, weights: torch.Tensor
+) -> torch.Tensor:
+    """Mean cross-entropy over the samples with weight 1 (0: the sample has no target)."""
+    per_sample_ce = -(targets * log_probs).sum(dim=-1)
+    return (per_sample_ce * weights).sum() / weights.sum().clamp(min=1.0)
+
+
 def policy_loss(
     model: PolicyValueNet, outputs: HeadOutputs, batch: Batch
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -83,9 +96,8 @@ def policy_loss(
     samples with ``full_search`` only (playout-cap randomisation: cheap searches are not policy
     targets); diagnostic: the policy's entropy."""
     log_probs = torch.log_softmax(mask_logits(outputs["policy"], batch.masks), dim=-1)
-    per_sample_ce = -(batch.targets["policies"] * log_probs).sum(dim=-1)
     weights = batch.targets["full_search"].float()
-    loss = (per_sample_ce * weights).sum() / weights.sum().clamp(min=1.0)
+    loss = weighted_cross_entropy(log_probs, batch.targets["policies"], weights)
     with torch.no_grad():
         probs = log_probs.exp()
         entropy = -(probs * log_probs).masked_fill(~batch.masks, 0.0).sum(dim=-1).mean()
@@ -109,8 +121,45 @@ def value_loss(
     return loss, {"value_accuracy": accuracy}
 
 
+SOFT_POLICY_TEMPERATURE = 4.0
+
+
+def soft_policy_loss(
+    model: PolicyValueNet, outputs: HeadOutputs, batch: Batch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """KataGo's soft policy: cross-entropy against the search policy raised to ``1/T`` (T=4) and
+    renormalised, which makes the head learn the ranking of the moves the search rarely plays
+    (full searches only, like the policy)."""
+    soft = batch.targets["policies"].float() ** (1.0 / SOFT_POLICY_TEMPERATURE)
+    soft = soft / soft.sum(dim=-1, keepdim=True).clamp(min=1e-12)
+    log_probs = torch.log_softmax(mask_logits(outputs["soft_policy"], batch.masks), dim=-1)
+    return weighted_cross_entropy(log_probs, soft, batch.targets["full_search"].float()), {}
+
+
+def opponent_policy_loss(
+    model: PolicyValueNet, outputs: HeadOutputs, batch: Batch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Cross-entropy against the opponent's reply policy (Wu 2019), over the positions that have
+    one (a target summing to 0 has none: the game's last move, or a cheap reply search). Not
+    masked: the reply's legal moves are the next position's, not this one's."""
+    targets = batch.targets["opponent_policies"]
+    log_probs = torch.log_softmax(outputs["opponent_policy"].float(), dim=-1)
+    return weighted_cross_entropy(log_probs, targets, (targets.sum(dim=-1) > 0.5).float()), {}
+
+
 LOSSES: tuple[Loss, ...] = (Loss("policy", policy_loss), Loss("value", value_loss))
-"""The registered loss terms, in summation order."""
+"""The loss terms every model trains, in summation order."""
+
+AUX_LOSSES: dict[str, Loss] = {
+    "opponent_policy": Loss("opponent_policy", opponent_policy_loss, ("opponent_policies",)),
+    "soft_policy": Loss("soft_policy", soft_policy_loss),
+}
+"""The loss of each auxiliary head (``nn.config.AUX_HEADS``), trained when the model has it."""
+
+
+def losses_for(model: ModelConfig) -> tuple[Loss, ...]:
+    """The loss terms a model with ``model.aux_heads`` trains."""
+    return (*LOSSES, *(AUX_LOSSES[head] for head in model.aux_heads))
 
 
 def training_loss(

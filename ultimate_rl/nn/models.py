@@ -2,8 +2,9 @@
 
 Both map planes ``[N, C, H, W]`` (the game's ``encode``, mover's view) to named head outputs
 (``HeadOutputs``): ``"policy"``, logits ``[N, num_actions]``, and ``"value"``, ``[N]`` in [-1, 1]
-for the scalar head or ``[N, 3]`` win/draw/loss logits for the WDL head. Names, not tuple
-positions, so a new head is one more key that only its loss (``nn.losses``) reads.
+for the scalar head or ``[N, 3]`` win/draw/loss logits for the WDL head, plus one policy-shaped
+logits output per ``model.aux_heads`` entry. Names, not tuple positions, so a new head is one
+more key that only its loss (``nn.losses``) reads.
 ``expected_value`` turns either value output into one number per position in [-1, 1], mover's
 view.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from itertools import pairwise
 
 import torch
@@ -52,6 +54,11 @@ class PolicyValueNet(nn.Module):
         self.observation_shape = tuple(int(d) for d in observation_shape)
         self.num_actions = int(num_actions)
         self.value_outputs = 3 if config.value_head == "wdl" else 1
+        self.aux_heads = nn.ModuleDict()  # filled last, so the other weights init as without
+
+    def _add_aux_heads(self, make_policy_head: Callable[[], nn.Module]) -> None:
+        """One head shaped like the policy's per ``config.aux_heads`` entry."""
+        self.aux_heads.update({name: make_policy_head() for name in self.config.aux_heads})
 
     def expected_value(self, value_out: torch.Tensor) -> torch.Tensor:
         """One value per position in [-1, 1] (mover's view): tanh output or p_win - p_loss."""
@@ -81,19 +88,29 @@ class PolicyValueNet(nn.Module):
         policy, value = self.policy_head(features), self.value_head(features)
         if self.config.value_head != "wdl":
             value = torch.tanh(value.squeeze(-1))
-        return {"policy": policy, "value": value}
+        outputs = {"policy": policy, "value": value}
+        outputs.update({name: head(features) for name, head in self.aux_heads.items()})
+        return outputs
 
 
 class ResidualBlock(nn.Module):
-    def __init__(self, channels: int) -> None:
+    """Two 3x3 convolutions and a skip; with ``global_pooling``, KataGo's global pooling bias:
+    the first convolution's board-wide mean and max per channel, through a linear layer, bias
+    every channel before the second (a 3x3 tower alone needs many blocks to see the board)."""
+
+    def __init__(self, channels: int, global_pooling: bool = False) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(channels)
         self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
         self.bn2 = nn.BatchNorm2d(channels)
+        self.pool_bias = nn.Linear(2 * channels, channels) if global_pooling else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.bn1(self.conv1(x)))
+        if self.pool_bias is not None:
+            pooled = torch.cat([y.mean(dim=(2, 3)), y.amax(dim=(2, 3))], dim=1)
+            y = y + self.pool_bias(pooled)[:, :, None, None]
         return F.relu(x + self.bn2(self.conv2(y)))
 
 
@@ -110,14 +127,20 @@ class ResNet(PolicyValueNet):
         self.stem = nn.Sequential(
             nn.Conv2d(planes, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU()
         )
-        self.tower = nn.Sequential(*(ResidualBlock(c) for _ in range(config.blocks)))
-        self.policy_head = nn.Sequential(
-            nn.Conv2d(c, config.policy_channels, 1, bias=False),
-            nn.BatchNorm2d(config.policy_channels),
-            nn.ReLU(),
-            nn.Flatten(),
-            nn.Linear(config.policy_channels * area, num_actions),
+        self.tower = nn.Sequential(
+            *(ResidualBlock(c, config.global_pooling) for _ in range(config.blocks))
         )
+
+        def policy_head() -> nn.Module:
+            return nn.Sequential(
+                nn.Conv2d(c, config.policy_channels, 1, bias=False),
+                nn.BatchNorm2d(config.policy_channels),
+                nn.ReLU(),
+                nn.Flatten(),
+                nn.Linear(config.policy_channels * area, num_actions),
+            )
+
+        self.policy_head = policy_head()
         self.value_head = nn.Sequential(
             nn.Conv2d(c, config.value_channels, 1, bias=False),
             nn.BatchNorm2d(config.value_channels),
@@ -127,6 +150,7 @@ class ResNet(PolicyValueNet):
             nn.ReLU(),
             nn.Linear(config.value_hidden, self.value_outputs),
         )
+        self._add_aux_heads(policy_head)
 
     def forward(self, planes: torch.Tensor) -> HeadOutputs:
         return self._heads(self.tower(self.stem(planes)))
@@ -151,6 +175,7 @@ class MLP(PolicyValueNet):
             nn.ReLU(),
             nn.Linear(config.value_hidden, self.value_outputs),
         )
+        self._add_aux_heads(lambda: nn.Linear(width, num_actions))
 
     def forward(self, planes: torch.Tensor) -> HeadOutputs:
         return self._heads(self.trunk(planes))

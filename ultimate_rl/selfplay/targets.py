@@ -3,7 +3,9 @@
 Self-play produces each target as a ``SelfPlayData`` array of the same name, the replay buffer
 stores one ring array per target (and saves it under that name in checkpoints), a sampled
 ``Batch`` carries them in ``targets``, augmentation permutes those that move with a board
-symmetry, and the losses (``ultimate_rl.nn.losses``) read them by name.
+symmetry, and the losses (``ultimate_rl.nn.losses``) read them by name. ``TARGETS`` are always
+stored; an ``OPTIONAL_TARGETS`` entry only when a recipe option reads it (``train.learner``), so
+a run without it keeps its replay buffer and checkpoints as they were.
 """
 
 from __future__ import annotations
@@ -41,3 +43,12 @@ TARGETS: tuple[Target, ...] = (
     Target("values", np.float32),  # final result in [-1, 1], mover's view
     Target("full_search", np.bool_),  # the policy target came from a full search
 )
+
+OPTIONAL_TARGETS: dict[str, Target] = {
+    t.name: t
+    for t in (
+        Target("root_values", np.float32),  # the search's root value, mover's view
+        # the next position's policy target (the opponent's reply); all zeros where none
+        Target("opponent_policies", np.float32, per_action=True, symmetric=True),
+    )
+}

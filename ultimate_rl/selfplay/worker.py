@@ -8,13 +8,17 @@ Per move the worker applies the usual AlphaZero/KataGo options: a temperature sc
 Dirichlet noise at the root, playout-cap randomisation (a share of moves searched cheaply, kept
 as value targets only), resignation (with a share of games that play on, to measure how often
 resigning would have been wrong) and tree reuse. Value targets are the final result from each
-mover's point of view.
+mover's point of view; each position also records its root search value (``root_values``, to mix
+into the value target) and the next position's policy target (``opponent_policies``: the
+opponent's reply, all zeros where there is none), which training stores only when a recipe
+option uses them (``train.learner``).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, fields
+from typing import NamedTuple
 
 import numpy as np
 
@@ -162,6 +166,8 @@ class SelfPlayData:
     policies: np.ndarray  # [N, A] float32
     values: np.ndarray  # [N] float32, mover's view
     full_search: np.ndarray  # [N] bool
+    root_values: np.ndarray  # [N] float32, the search's root value, mover's view
+    opponent_policies: np.ndarray  # [N, A] float32, the next position's policy target or zeros
     stats: SelfPlayStats = field(default_factory=SelfPlayStats)
 
     @classmethod
@@ -173,7 +179,18 @@ class SelfPlayData:
         return cls(*arrays, stats=stats)
 
 
-_ARRAY_FIELDS = ("states", "policies", "values", "full_search")
+class _Record(NamedTuple):
+    """One recorded position: a row of every ``SelfPlayData`` array, in field order."""
+
+    states: np.ndarray
+    policies: np.ndarray
+    values: float
+    full_search: bool
+    root_values: float
+    opponent_policies: np.ndarray
+
+
+_ARRAY_FIELDS = _Record._fields
 
 
 class _TimedEvaluate:
@@ -197,7 +214,7 @@ class _LiveGame:
     state: np.ndarray
     can_resign: bool
     would_resign: int = -1  # in a game that plays on: the player who would have resigned
-    history: list[tuple[np.ndarray, np.ndarray, bool]] = field(default_factory=list)
+    history: list[tuple[np.ndarray, np.ndarray, bool, float]] = field(default_factory=list)
 
 
 class _SelfPlayRound:
@@ -219,7 +236,7 @@ class _SelfPlayRound:
         self.searcher = BatchedSearch(game, max(slots, 1), search, seed=int(rng.integers(2**63)))
         self.num_games, self.started = num_games, 0
         self.stats = SelfPlayStats()
-        self.recorded: list[tuple[np.ndarray, np.ndarray, float, bool]] = []
+        self.recorded: list[_Record] = []
         self.live = [self._start_game(i) for i in range(slots)]
 
     def _start_game(self, row: int) -> _LiveGame:
@@ -250,8 +267,9 @@ class _SelfPlayRound:
         # highest row first: a finished game's row takes the last live game, already played
         for i in range(len(states) - 1, -1, -1):
             game = self.live[i]
-            game.history.append((game.state.copy(), out.policy_target[i], full))
-            result = self._play_move(game, float(out.root_value[i]), int(out.action[i]))
+            root_value = float(out.root_value[i])
+            game.history.append((game.state.copy(), out.policy_target[i], full, root_value))
+            result = self._play_move(game, root_value, int(out.action[i]))
             if result is not None:
                 self._finish(i, result)
 
@@ -283,9 +301,14 @@ class _SelfPlayRound:
         if game.would_resign >= 0:
             stats.resign_checks += 1
             stats.resign_false += first_player_result * (1 - 2 * game.would_resign) >= 0
-        for state, policy, full in game.history:
+        no_reply = np.zeros(self.game.num_actions, np.float32)
+        for j, (state, policy, full, root_value) in enumerate(game.history):
             mover_sign = 1.0 - 2.0 * state[L.PLAYER]
-            self.recorded.append((state, policy, first_player_result * mover_sign, full))
+            # the reply's policy is a target only where it came from a full search
+            reply = game.history[j + 1] if j + 1 < len(game.history) else None
+            reply_policy = reply[1] if reply is not None and reply[2] else no_reply
+            value = first_player_result * mover_sign
+            self.recorded.append(_Record(state, policy, value, full, root_value, reply_policy))
         if self.started < self.num_games:
             self.live[row] = self._start_game(row)
             return
@@ -316,19 +339,18 @@ class SelfPlayWorker:
         stats.nn_seconds = timed.seconds
         return self._to_arrays(games.recorded, stats)
 
-    def _to_arrays(
-        self, recorded: list[tuple[np.ndarray, np.ndarray, float, bool]], stats: SelfPlayStats
-    ) -> SelfPlayData:
-        n = len(recorded)
-        states = np.zeros((n, L.STATE_LEN), dtype=np.int32)
-        policies = np.zeros((n, self.game.num_actions), dtype=np.float32)
-        if n:
-            states[:] = np.stack([r[0] for r in recorded])
-            policies[:] = np.stack([r[1] for r in recorded])
-        return SelfPlayData(
-            states=states,
-            policies=policies,
-            values=np.array([r[2] for r in recorded], dtype=np.float32),
-            full_search=np.array([r[3] for r in recorded], dtype=bool),
-            stats=stats,
+    def _to_arrays(self, recorded: list[_Record], stats: SelfPlayStats) -> SelfPlayData:
+        actions = (self.game.num_actions,)
+        layout = _Record(
+            ((L.STATE_LEN,), np.int32),
+            (actions, np.float32),
+            ((), np.float32),
+            ((), np.bool_),
+            ((), np.float32),
+            (actions, np.float32),
         )
+        arrays = [
+            np.array([r[k] for r in recorded], dtype).reshape(len(recorded), *shape)
+            for k, (shape, dtype) in enumerate(layout)
+        ]
+        return SelfPlayData(*arrays, stats=stats)

@@ -34,10 +34,13 @@ class RunCheckpoints:
 
     def restore(self, learner: Learner) -> None:
         """Removes the temp files of saves a kill interrupted, then loads the resume point into
-        ``learner`` if the run has one."""
+        ``learner`` if the run has one; a new run starts from ``train.init_from`` if set."""
         for leftover in remove_stale_temp_files(self.folder):
             tqdm.write(f"removed {leftover}: the temp file of a save that a kill interrupted")
         if not self.latest.exists():
+            if self.run.train.init_from:
+                learner.init_weights(self.run.train.init_from)
+                tqdm.write(f"starting from the weights of {self.run.train.init_from}")
             return
         checkpoint = load_checkpoint(self.latest, expected_game=self.run.game)
         state = {

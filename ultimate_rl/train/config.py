@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from ultimate_rl.games import GAMES, Game, is_solvable
 from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
-from ultimate_rl.nn.losses import LOSSES
+from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES
 from ultimate_rl.search import SearchConfig, SearchError
 from ultimate_rl.selfplay.parallel import RaySettings
 from ultimate_rl.selfplay.worker import SelfPlaySettings
@@ -57,6 +57,7 @@ class TrainSection:
     probe_image_every: int = 5
     progress_bar: bool = True
     threads: int | None = 1
+    init_from: str | None = None  # a new run starts from this checkpoint's weights
 
 
 @dataclass
@@ -71,9 +72,13 @@ class OptimSection:
     step_every: int = 10000
     step_gamma: float = 0.1
     loss_weights: dict[str, float] = field(
-        default_factory=lambda: {loss.name: 1.0 for loss in LOSSES}
+        default_factory=lambda: {
+            **{loss.name: 1.0 for loss in LOSSES},
+            **{name: 0.0 for name in AUX_LOSSES},  # trained only when in model.aux_heads
+        }
     )
     grad_clip: float | None = 5.0
+    value_target_q_weight: float = 0.0  # value target (1 - w) * result + w * root search value
 
 
 @dataclass
@@ -237,12 +242,7 @@ def _check_choices(run: RunConfig) -> None:
     for key, (value, valid) in choices.items():
         if value not in valid:
             raise ConfigError(f"unknown {key} {value!r}; choose one of {list(valid)}")
-    losses = sorted(loss.name for loss in LOSSES)
-    if sorted(optim.loss_weights) != losses:
-        raise ConfigError(
-            f"optim.loss_weights names {sorted(optim.loss_weights)}; give a weight for each "
-            f"loss: {losses}"
-        )
+    _check_loss_weights(run)
     for opponent in evaluation.opponents:
         if opponent not in EVAL_OPPONENTS:
             raise ConfigError(
@@ -275,6 +275,29 @@ def _check_choices(run: RunConfig) -> None:
     for key, (value, least) in at_least.items():
         if value < least:
             raise ConfigError(f"{key} must be >= {least}, got {value}")
+
+
+def _check_loss_weights(run: RunConfig) -> None:
+    """A weight for every loss; an auxiliary head trains iff it is in ``model.aux_heads`` and
+    its weight is > 0 (a weight without the head, or the head without a weight, is a mistake)."""
+    weights = run.optim.loss_weights
+    losses = sorted([loss.name for loss in LOSSES] + list(AUX_LOSSES))
+    if sorted(weights) != losses:
+        raise ConfigError(
+            f"optim.loss_weights names {sorted(weights)}; give a weight for each loss: {losses}"
+        )
+    for head in AUX_LOSSES:
+        if (head in run.model.aux_heads) != (weights[head] > 0):
+            raise ConfigError(
+                f"auxiliary head {head!r}: model.aux_heads={list(run.model.aux_heads)} and "
+                f"optim.loss_weights.{head}={weights[head]}; to train it, list it in "
+                f"model.aux_heads AND give it a weight > 0 (e.g. model.aux_heads=[{head}] "
+                f"optim.loss_weights.{head}=0.15), to leave it out, neither"
+            )
+    if not 0.0 <= run.optim.value_target_q_weight <= 1.0:
+        raise ConfigError(
+            f"optim.value_target_q_weight must be in [0, 1], got {run.optim.value_target_q_weight}"
+        )
 
 
 def _check_combinations(run: RunConfig) -> None:

@@ -5,7 +5,9 @@ streams (numpy for sampling and seeds, torch's global one) and the progress coun
 gating, also the self-play copy of the weights. ``state_dict`` / ``load_state_dict`` are what
 the resume checkpoint stores (``train.checkpoints``), so a resumed run continues exactly.
 ``train_steps`` runs the optimiser on sampled, augmented minibatches and returns the mean of
-every loss term, keyed by TensorBoard tag (``ultimate_rl.nn.losses``).
+every loss term, keyed by TensorBoard tag (``ultimate_rl.nn.losses``). The losses are the
+model's (its ``aux_heads`` add theirs), and the replay buffer stores the targets they read
+(plus the root values when ``optim.value_target_q_weight`` mixes them into the value target).
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ import numpy as np
 import torch
 
 from ultimate_rl.nn import autocast, build_model, resolve_precision
-from ultimate_rl.nn.losses import LOSSES, Batch, Loss, training_loss
+from ultimate_rl.nn.checkpoint import load_checkpoint
+from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.selfplay.replay import ReplayBuffer
-from ultimate_rl.selfplay.targets import TARGETS, Target
+from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData
-from ultimate_rl.train.config import OptimSection, RunConfig
+from ultimate_rl.train.config import ConfigError, OptimSection, RunConfig
 
 
 @dataclass
@@ -69,21 +72,41 @@ def learning_rate(optim: OptimSection, step: int, total_steps: int) -> float:
     return optim.lr
 
 
+def stored_targets(run: RunConfig, losses: Sequence[Loss]) -> tuple[Target, ...]:
+    """The targets the replay buffer keeps: ``TARGETS``, those ``losses`` read, and the root
+    values when the value target mixes them in."""
+    names = [name for loss in losses for name in loss.targets]
+    if run.optim.value_target_q_weight > 0:
+        names.append("root_values")
+    return (*TARGETS, *(OPTIONAL_TARGETS[name] for name in dict.fromkeys(names)))
+
+
+def mix_value_targets(batch: Batch, q_weight: float) -> Batch:
+    """The batch with value targets ``(1 - w) * z + w * q``: the game result z blended with the
+    root search value q, both mover's view (lower variance than z alone; a WDL head reads the
+    blend through ``nn.losses.wdl_targets``)."""
+    targets = dict(batch.targets)
+    targets["values"] = (1.0 - q_weight) * targets["values"] + q_weight * targets["root_values"]
+    return Batch(batch.planes, batch.masks, targets)
+
+
 class Learner:
     """The optimisation side of a run (see the module doc).
 
-    ``losses`` and ``targets`` default to the registered ones; a new head passes its own here
-    (``tests/test_learner.py`` shows a toy one). Every loss needs a weight in
-    ``optim.loss_weights``.
+    ``losses`` and ``targets`` default to the model's (``losses_for``, ``stored_targets``); a
+    new head passes its own here (``tests/test_learner.py`` shows a toy one). Every loss needs
+    a weight in ``optim.loss_weights``.
     """
 
     def __init__(
         self,
         run: RunConfig,
         device: torch.device,
-        losses: Sequence[Loss] = LOSSES,
-        targets: Sequence[Target] = TARGETS,
+        losses: Sequence[Loss] | None = None,
+        targets: Sequence[Target] | None = None,
     ) -> None:
+        losses = losses_for(run.model) if losses is None else losses
+        targets = stored_targets(run, losses) if targets is None else targets
         unweighted = sorted({loss.name for loss in losses} - set(run.optim.loss_weights))
         if unweighted:
             raise ValueError(f"no weight in optim.loss_weights for the loss(es) {unweighted}")
@@ -133,6 +156,8 @@ class Learner:
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
             batch = self.replay.sample(self.run.train.batch_size, self.rng, symmetries)
+            if self.run.optim.value_target_q_weight > 0:
+                batch = mix_value_targets(batch, self.run.optim.value_target_q_weight)
             for key, value in self._step(batch.to_torch(self.device)).items():
                 sums[key] = sums.get(key, 0.0) + value
             self.progress.step += 1
@@ -156,6 +181,23 @@ class Learner:
         self.scaler.step(self.optimizer)
         self.scaler.update()
         return terms
+
+    def init_weights(self, path: str) -> None:
+        """Starts from the network of the checkpoint at ``path`` (``train.init_from``, e.g. a
+        supervised warm start): its weights only, the optimiser and replay stay fresh. Auxiliary
+        heads it lacks keep their initial weights; any other difference is an error."""
+        checkpoint = load_checkpoint(path, expected_game=self.run.game)
+        try:
+            missing, unexpected = self.model.load_state_dict(checkpoint.model_state, strict=False)
+        except RuntimeError as err:  # a tensor of another shape
+            missing, unexpected = [str(err).splitlines()[-1].strip()], []
+        wrong = [key for key in missing if not key.startswith("aux_heads.")] + unexpected
+        if wrong:
+            raise ConfigError(
+                f"train.init_from={path}: its network ({checkpoint.model_config}) does not fit "
+                f"this run's model ({self.run.model}); mismatched: {wrong[:4]}"
+            )
+        self.selfplay_model.load_state_dict(self.model.state_dict())
 
     def promote(self) -> None:
         """Gating accepted the new network: self-play plays with its weights from now on."""

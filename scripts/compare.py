@@ -1,0 +1,76 @@
+"""Compare training recipes at equal wall-clock.
+
+    python scripts/compare.py configs/compare/uttt_recipes.yaml [--recipes A B] [--minutes M]
+
+Trains every (recipe, seed) of the comparison file in turn for the same minutes, rates every
+final network in ONE Bradley-Terry pool against the UCT ladder (95% intervals), and writes
+docs/experiments/<name>/results.md, results.json and elo.png. Running it again resumes: finished
+runs are skipped, an interrupted one continues. See ultimate_rl/compare.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ultimate_rl.compare import Comparison, rate_all, summarise, train_all, write_results
+from ultimate_rl.evaluate import EvaluationError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("file", type=Path, help="comparison YAML (configs/compare/*.yaml)")
+    parser.add_argument(
+        "--recipes",
+        nargs="+",
+        default=[],
+        help="only these recipes (the first "
+        "one given is the baseline of the verdicts); default: all in the file",
+    )
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", help="seeds per recipe (>= 2; default: the file's)"
+    )
+    parser.add_argument(
+        "--minutes", type=float, help="training minutes per run (default: the file's)"
+    )
+    parser.add_argument("--out", type=Path, help="output folder (default: docs/experiments/NAME)")
+    parser.add_argument("--no-plot", action="store_true", help="skip elo.png")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        comparison = Comparison.load(args.file, seeds=args.seeds, minutes=args.minutes)
+        comparison = comparison.select(args.recipes)
+    except (OSError, ValueError, TypeError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    out = args.out or ROOT / "docs" / "experiments" / comparison.name
+    runs = len(comparison.runs())
+    hours = runs * comparison.minutes / 60
+    print(
+        f"{runs} runs x {comparison.minutes:g} min, one after the other (~{hours:.1f} h of "
+        "training). Equal wall-clock is a fair budget only on an otherwise idle machine: "
+        "run nothing else meanwhile."
+    )
+    status = train_all(comparison, out)
+    try:
+        evaluation = rate_all(comparison, out, status)
+    except (EvaluationError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    for path in write_results(
+        summarise(comparison, evaluation, status, out), out, not args.no_plot
+    ):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

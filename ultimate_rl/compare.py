@@ -1,0 +1,323 @@
+"""Training recipes compared at equal wall-clock: train each (recipe, seed), rate all in one pool.
+
+A comparison file (``configs/compare/*.yaml``) names a ``base`` list of training overrides, the
+``recipes`` (each a list of overrides on top of the base), the ``seeds`` and the ``minutes`` per
+run, and the ``evaluate`` settings (``configs/evaluate.yaml``'s keys: ladder, games_per_opponent,
+network options, ...). Every run trains in its own folder, one after the other, for
+``train.max_minutes``: equal wall-clock is only fair when nothing else shares the machine. Then
+every final network plays the UCT ladder, and ONE Bradley-Terry fit over all those games rates
+them all (so recipes compare on one scale, with 95% intervals). Each recipe is then judged
+against the first (the baseline): better, worse, or no measured difference (a null, reported
+like the winners).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ultimate_rl.evaluate.cli import ladder_without, settings_from_config
+from ultimate_rl.evaluate.ladder import Evaluation, evaluate_agents
+from ultimate_rl.games import Game, make
+
+TRAIN_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
+FINISHED = "summary.json"  # written by a training run when it ends
+CHECKPOINT = Path("checkpoints") / "latest.pt"
+Z95 = 1.959964
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What to compare (see the module doc); ``load`` reads it from a YAML file."""
+
+    name: str
+    recipes: dict[str, list[str]]
+    seeds: list[int] = field(default_factory=lambda: [0, 1])
+    minutes: float = 30.0
+    base: list[str] = field(default_factory=list)
+    evaluate: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.recipes:
+            raise ValueError("a comparison needs at least one recipe (the first is the baseline)")
+        if len(set(self.seeds)) < 2:
+            raise ValueError(f"give at least two distinct seeds, got {self.seeds}")
+        if self.minutes <= 0:
+            raise ValueError(f"minutes per run must be > 0, got {self.minutes}")
+
+    @classmethod
+    def load(cls, path: str | Path, **overrides: Any) -> Comparison:
+        """The comparison in ``path`` (its ``name`` defaults to the file's stem), with
+        ``overrides`` (e.g. ``seeds``, ``minutes``) replacing its values where not None."""
+        data = yaml.safe_load(Path(path).read_text()) or {}
+        data.setdefault("name", Path(path).stem)
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        recipes = {str(k): [str(o) for o in v or []] for k, v in data.pop("recipes", {}).items()}
+        return cls(recipes=recipes, **data)
+
+    def select(self, names: Sequence[str]) -> Comparison:
+        """Only the recipes ``names``, in that order (the first is the baseline); all when
+        empty."""
+        unknown = sorted(set(names) - set(self.recipes))
+        if unknown:
+            raise ValueError(f"unknown recipe(s) {unknown}; this file has {list(self.recipes)}")
+        kept = {k: self.recipes[k] for k in names} if names else dict(self.recipes)
+        return Comparison(self.name, kept, self.seeds, self.minutes, self.base, self.evaluate)
+
+    def runs(self) -> list[tuple[str, int]]:
+        return [(recipe, seed) for recipe in self.recipes for seed in self.seeds]
+
+
+def run_dir(out: Path, recipe: str, seed: int) -> Path:
+    return out / "runs" / recipe / f"seed{seed}"
+
+
+def label(recipe: str, seed: int) -> str:
+    return f"{recipe}-s{seed}"
+
+
+def train_command(comparison: Comparison, recipe: str, seed: int, folder: Path) -> list[str]:
+    """``scripts/train.py`` for one run: a new one, or the resume of an interrupted one (whose
+    saved config already holds the recipe; its summed training time keeps the budget)."""
+    command = [sys.executable, str(TRAIN_SCRIPT), f"hydra.run.dir={folder}"]
+    if (folder / CHECKPOINT).is_file():
+        return [*command, f"resume={folder}"]
+    budget = [f"seed={seed}", f"train.max_minutes={comparison.minutes}"]
+    return [*command, *comparison.base, *comparison.recipes[recipe], *budget]
+
+
+def train_all(
+    comparison: Comparison,
+    out: Path,
+    log: Callable[[str], None] = print,
+) -> dict[str, str]:
+    """Trains every run in turn, skipping finished ones; each run's status by label
+    (``finished`` or ``failed: ...``). A failed run (e.g. an option this branch lacks) does
+    not stop the others."""
+    status = {}
+    for recipe, seed in comparison.runs():
+        folder = run_dir(out, recipe, seed)
+        if (folder / FINISHED).is_file():
+            log(f"{label(recipe, seed)}: finished before, skipped")
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            command = train_command(comparison, recipe, seed, folder)
+            log(f"{label(recipe, seed)}: training {comparison.minutes:g} min -> {folder}")
+            with open(folder / "compare_train.log", "a") as output:
+                subprocess.run(
+                    command, stdout=output, stderr=subprocess.STDOUT, env=_env(), check=False
+                )
+        finished = (folder / FINISHED).is_file()
+        status[label(recipe, seed)] = "finished" if finished else _failure(folder)
+        if not finished:
+            log(f"{label(recipe, seed)}: {status[label(recipe, seed)]}")
+    return status
+
+
+def _env() -> dict[str, str]:
+    """This process's environment, with this checkout first on the path: the runs train with
+    the code that compares them (not another installed copy)."""
+    root = str(TRAIN_SCRIPT.parents[1])
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([root, path] if path else [root])}
+
+
+def _failure(folder: Path) -> str:
+    """The run's last error line (a config error, Hydra's override error, an exception)."""
+    lines = (folder / "compare_train.log").read_text().splitlines()
+    said = [line.strip() for line in lines if line.strip() and "HYDRA_FULL_ERROR" not in line]
+    errors = [line for line in said if "rror" in line or line.startswith("Could not override")]
+    last = (errors or said or ["no output"])[-1]
+    return f"failed: {last} (see {folder}/compare_train.log)"
+
+
+def rate_all(comparison: Comparison, out: Path, status: Mapping[str, str]) -> Evaluation:
+    """Every finished run's final network against the ladder, in one Bradley-Terry fit."""
+    settings = dict(comparison.evaluate)
+    network = {k: v for k, v in dict(settings.get("network") or {}).items() if v is not None}
+    subjects = [
+        {
+            "name": "network",
+            "checkpoint": str(run_dir(out, recipe, seed) / CHECKPOINT),
+            "label": label(recipe, seed),
+            **network,
+        }
+        for recipe, seed in comparison.runs()
+        if status.get(label(recipe, seed)) == "finished"
+    ]
+    if not subjects:
+        raise ValueError("no run finished: nothing to rate (see the runs' compare_train.log)")
+    ladder = ladder_without(subjects, list(settings.get("ladder") or []))
+    return evaluate_agents(
+        _game(out, comparison),
+        subjects,
+        ladder,
+        settings_from_config(settings),
+        records_dir=out / "games",
+    )
+
+
+def _game(out: Path, comparison: Comparison) -> Game:
+    config = yaml.safe_load((run_dir(out, *comparison.runs()[0]) / "config.yaml").read_text())
+    options = dict(config["game"])
+    return make(options.pop("name"), **options)
+
+
+def summarise(
+    comparison: Comparison, evaluation: Evaluation, status: Mapping[str, str], out: Path
+) -> dict[str, Any]:
+    """Per run: Elo [95% CI], score vs each rung, training minutes; per recipe: the mean Elo
+    over seeds with an interval (rating error and seed spread) and its verdict against the
+    baseline."""
+    runs, recipes = [], {}
+    for recipe, seed in comparison.runs():
+        name = label(recipe, seed)
+        row: dict[str, Any] = {"recipe": recipe, "seed": seed, "status": status.get(name)}
+        if name in evaluation.subjects:
+            rating, scalars = evaluation.rating(name), evaluation.scalars(name)
+            summary = json.loads((run_dir(out, recipe, seed) / FINISHED).read_text())
+            row |= {
+                "elo": rating.elo,
+                "ci": [rating.ci_low, rating.ci_high],
+                "stderr": rating.stderr,
+                "minutes": summary["minutes"],
+                "positions": summary["positions"],
+                "score_vs": {
+                    k.removeprefix("score_vs/"): v
+                    for k, v in scalars.items()
+                    if k.startswith("score_vs/")
+                },
+            }
+        runs.append(row)
+    for recipe in comparison.recipes:
+        rated = [r for r in runs if r["recipe"] == recipe and "elo" in r]
+        if rated:
+            recipes[recipe] = _mean_elo(rated)
+    baseline = recipes.get(next(iter(comparison.recipes)))
+    for stats in recipes.values():
+        stats["verdict"] = _verdict(stats, baseline)
+    return {
+        "name": comparison.name,
+        "minutes_per_run": comparison.minutes,
+        "seeds": comparison.seeds,
+        "ladder": {o: evaluation.ratings[o].elo for o in evaluation.opponents},
+        "runs": runs,
+        "recipes": recipes,
+    }
+
+
+def _mean_elo(rated: list[dict[str, Any]]) -> dict[str, Any]:
+    """The mean over seeds; its standard error adds each rating's error and the spread between
+    seeds (which two seeds only roughly estimate)."""
+    n = len(rated)
+    elos = [r["elo"] for r in rated]
+    mean = sum(elos) / n
+    spread = sum((e - mean) ** 2 for e in elos) / (n - 1) if n > 1 else 0.0
+    stderr = math.sqrt(sum(r["stderr"] ** 2 for r in rated) / n**2 + spread / n)
+    return {"elo": mean, "stderr": stderr, "ci": [mean - Z95 * stderr, mean + Z95 * stderr]}
+
+
+def _verdict(stats: dict[str, Any], baseline: dict[str, Any] | None) -> str:
+    if baseline is None or stats is baseline:
+        return "baseline"
+    diff = stats["elo"] - baseline["elo"]
+    margin = Z95 * math.hypot(stats["stderr"], baseline["stderr"])
+    stats["vs_baseline"] = [diff, diff - margin, diff + margin]
+    if diff - margin > 0:
+        return "better"
+    return "worse" if diff + margin < 0 else "null (no measured difference)"
+
+
+def results_markdown(results: dict[str, Any]) -> str:
+    """The tables of ``results.md``: recipes with verdicts, then every run."""
+    ladder = list(results["ladder"])
+    lines = [
+        f"# {results['name']}: {results['minutes_per_run']:g} min per run, "
+        f"seeds {results['seeds']}",
+        "",
+        "One Bradley-Terry fit over every final network's games against the ladder "
+        f"({', '.join(f'{k} = {v:.0f}' for k, v in results['ladder'].items())}); 95% intervals. "
+        "A recipe's interval adds its runs' rating errors and the spread between seeds; "
+        "the verdict compares it with the first recipe.",
+        "",
+        "| recipe | mean Elo [95% CI] | vs baseline [95% CI] | verdict |",
+        "| --- | ---: | ---: | --- |",
+    ]
+    for recipe, s in results["recipes"].items():
+        diff = s.get("vs_baseline")
+        versus = f"{diff[0]:+.0f} [{diff[1]:+.0f}, {diff[2]:+.0f}]" if diff else ""
+        lines.append(
+            f"| {recipe} | {s['elo']:.0f} [{s['ci'][0]:.0f}, {s['ci'][1]:.0f}] | {versus} | "
+            f"{s['verdict']} |"
+        )
+    lines += [
+        "",
+        "| recipe | seed | Elo [95% CI] | minutes | positions | "
+        + " | ".join(f"score vs {o}" for o in ladder)
+        + " |",
+        "| --- | ---: | ---: | ---: | ---: |" + " ---: |" * len(ladder),
+    ]
+    for r in results["runs"]:
+        if "elo" not in r:
+            lines.append(
+                f"| {r['recipe']} | {r['seed']} | {r['status']} | | |" + " |" * len(ladder)
+            )
+            continue
+        scores = " | ".join(f"{r['score_vs'].get(o, float('nan')):.3f}" for o in ladder)
+        lines.append(
+            f"| {r['recipe']} | {r['seed']} | {r['elo']:.0f} [{r['ci'][0]:.0f}, {r['ci'][1]:.0f}] "
+            f"| {r['minutes']:.1f} | {r['positions']} | {scores} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot_results(results: dict[str, Any], path: Path) -> Path:
+    """Elo per recipe: each seed's rating with its interval (orange), the recipe's mean with its
+    interval (black), the ladder's rungs as dashed lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    recipes = list(results["recipes"])
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(recipes)), 4.5))
+    for x, recipe in enumerate(recipes):
+        mean = results["recipes"][recipe]
+        low, high = mean["elo"] - mean["ci"][0], mean["ci"][1] - mean["elo"]
+        ax.errorbar(x, mean["elo"], yerr=[[low], [high]], fmt="s", color="black", capsize=6)
+        rated = [r for r in results["runs"] if r["recipe"] == recipe and "elo" in r]
+        for k, r in enumerate(rated):
+            dx = 0.15 + k * 0.1
+            low, high = r["elo"] - r["ci"][0], r["ci"][1] - r["elo"]
+            ax.errorbar(x + dx, r["elo"], yerr=[[low], [high]], fmt="o", color="C1", capsize=3)
+    for name, elo in results["ladder"].items():
+        ax.axhline(elo, linestyle="--", linewidth=0.8, color="grey")
+        ax.annotate(name, (0.0, elo), xycoords=("axes fraction", "data"), fontsize=8)
+    ax.set_xticks(range(len(recipes)), recipes, rotation=30, ha="right")
+    ax.set_ylabel("Elo")
+    ax.set_title(f"{results['name']}: Elo per recipe and seed, 95% intervals")
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_results(results: dict[str, Any], out: Path, plot: bool = True) -> list[Path]:
+    """``results.json``, ``results.md`` and (with ``plot``) ``elo.png`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "results.json", out / "results.md"]
+    written[0].write_text(json.dumps(results, indent=2) + "\n")
+    written[1].write_text(results_markdown(results))
+    if plot:
+        written.append(plot_results(results, out / "elo.png"))
+    return written
