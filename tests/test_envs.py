@@ -15,8 +15,7 @@ from gymnasium.utils.env_checker import check_env
 
 import ultimate_rl  # noqa: F401  (registers the env IDs)
 from ultimate_rl.envs import ENV_IDS, BoardGameEnv, BoardGameVectorEnv
-from ultimate_rl.games import IllegalActionError
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import IllegalActionError, layout
 
 UTTT = "ultimate_rl/UltimateTicTacToe-v0"
 NUMERICAL = "ultimate_rl/NumericalTicTacToe-v0"
@@ -127,7 +126,7 @@ def test_random_game_matches_the_games_result(env_id, options, agent_player):
             assert reward == 0.0
     state = env.state
     assert env.game.is_terminal(state)
-    assert state[L.MOVES] in (2 * moves - 1 + agent_player, 2 * moves + agent_player)
+    assert state[layout.MOVES] in (2 * moves - 1 + agent_player, 2 * moves + agent_player)
     winner = env.game.winner(state)
     assert reward == (0.0 if winner is None else (1.0 if winner == agent_player else -1.0))
     assert not obs["action_mask"].any()
@@ -301,7 +300,7 @@ def test_uttt_picture_shades_a_won_small_board():
     assert np.array_equal(env.render()[empty_cell], (255, 238, 160))  # legal: highlighted
     for action in [1, 9, 2, 18, 0]:  # X takes cells 1, 2, 0 of small board 0; O sends X back
         env.step(action)
-    assert env.state[L.MOVES] == 5
+    assert env.state[layout.MOVES] == 5
     assert np.array_equal(env.render()[empty_cell], (246, 200, 200))  # won by X: X's tint
 
 
@@ -334,7 +333,7 @@ def test_vector_env_steps_boards_like_the_single_env(env_id, options):
             assert np.array_equal(obs["action_mask"][i].astype(bool), game.legal_mask(states[i]))
             if ended[i]:  # autoreset step: a fresh game, the action ignored
                 assert rewards[i] == 0 and not terminated[i]
-                assert states[i][L.MOVES] == infos["agent_player"][i]
+                assert states[i][layout.MOVES] == infos["agent_player"][i]
             elif terminated[i]:
                 winner = game.winner(states[i])
                 side = infos["agent_player"][i]

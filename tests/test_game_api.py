@@ -17,10 +17,10 @@ from ultimate_rl.games import (
     GameOverError,
     IllegalActionError,
     UnknownGameError,
+    kernels,
+    layout,
     make,
 )
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
 CONFIGS = {
@@ -77,13 +77,13 @@ def check_position(game: Game, state: np.ndarray) -> None:
 def test_random_sequences_keep_the_invariants(key: str, seed: int, length: int) -> None:
     game = GAME_OBJECTS[key]
     states, actions = play(game, seed, length)
-    assert states[0][L.MOVES] == 0 and game.current_player(states[0]) == 0
+    assert states[0][layout.MOVES] == 0 and game.current_player(states[0]) == 0
     for before, action, after in zip(states[:-1], actions, states[1:], strict=True):
         copy = before.copy()
         assert np.array_equal(game.apply(before, action), after)  # same move, same result
         assert np.array_equal(before, copy)  # apply never mutates its input
         assert game.current_player(after) == 1 - game.current_player(before)
-        assert after[L.MOVES] == before[L.MOVES] + 1 and after[L.LAST] == action
+        assert after[layout.MOVES] == before[layout.MOVES] + 1 and after[layout.LAST] == action
         assert not game.legal_mask(after)[action]  # the cell (or number on it) is used up
     for state in states:
         check_position(game, state)
@@ -147,8 +147,8 @@ def test_relabelling_must_be_a_permutation() -> None:
 def test_initial_state_is_fresh_and_well_formed(key: str) -> None:
     game = GAME_OBJECTS[key]
     state = game.initial_state()
-    assert state.dtype == L.STATE_DTYPE and state.shape == (L.STATE_LEN,)
-    assert state[L.LAST] == -1 and not game.is_terminal(state)
+    assert state.dtype == layout.STATE_DTYPE and state.shape == (layout.STATE_LEN,)
+    assert state[layout.LAST] == -1 and not game.is_terminal(state)
     state[:] = 7
     assert not np.array_equal(game.initial_state(), state)
     assert game.legal_actions(game.initial_state()).size > 0
@@ -190,7 +190,7 @@ def test_unknown_or_bad_option_raises(name: str, options: dict, named: str) -> N
 
 
 def test_every_game_has_one_entry_in_the_kernel_table() -> None:
-    ids = [kernels.game_id for kernels in K.GAMES]
+    ids = [kernels.game_id for kernels in kernels.GAMES]
     assert sorted(ids) == sorted({game.game_id for game in GAME_OBJECTS.values()})
     for game in GAME_OBJECTS.values():  # each game's playout, reached through the table
-        assert K.random_playout(game.initial_state()) in (-1.0, 0.0, 1.0)
+        assert kernels.random_playout(game.initial_state()) in (-1.0, 0.0, 1.0)

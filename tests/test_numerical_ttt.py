@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ultimate_rl.games import GameOverError, IllegalActionError, UnknownGameError, make
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import GameOverError, IllegalActionError, UnknownGameError, layout, make
 from ultimate_rl.games.kernels import numerical_ttt as kn
 
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
@@ -111,7 +110,7 @@ def test_random_games_agree_with_referee(game, seed: int) -> None:
         mover = game.current_player(state)
         state = game.apply(state, action)
         after = cells(state)
-        assert after[action // 9] == action % 9 + 1 and state[L.LAST] == action
+        assert after[action // 9] == action % 9 + 1 and state[layout.LAST] == action
         if referee_has_fifteen(after):
             assert game.winner(state) == mover
         elif all(after):

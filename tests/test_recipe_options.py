@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from ultimate_rl.games import layout as L
-from ultimate_rl.games import make
+from ultimate_rl.games import layout, make
 from ultimate_rl.nn import Batch, ModelConfig, build_model
 from ultimate_rl.nn.losses import losses_for, soft_policy_loss, training_loss
 from ultimate_rl.search import SearchConfig
@@ -35,7 +34,7 @@ def test_selfplay_records_root_values_and_the_opponents_reply():
     data = worker.play(uniform, 10, np.random.default_rng(0))
     # a constant evaluation of 0.25 for the mover keeps root values inside (-1, 1), not 0
     assert np.all(np.abs(data.root_values) < 1) and np.any(data.root_values != 0)
-    moves = data.states[:, L.MOVES]
+    moves = data.states[:, layout.MOVES]
     for j in range(len(moves)):  # a game's positions are recorded in order, game after game
         has_next = j + 1 < len(moves) and moves[j + 1] == moves[j] + 1
         expected = data.policies[j + 1] if has_next and data.full_search[j + 1] else 0.0

@@ -10,8 +10,7 @@ import torch
 from helpers import random_play_states
 
 import ultimate_rl.games as games
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.selfplay.augment import apply_random_symmetries, apply_symmetries
 from ultimate_rl.selfplay.replay import Batch, ReplayBuffer
 
@@ -102,7 +101,7 @@ def test_encode_batch_overwrites_its_outputs():
     states = POOL[:6]
     planes = np.full((6, *TICTACTOE.observation_shape), 7.0, dtype=np.float32)
     masks = np.ones((6, TICTACTOE.num_actions), dtype=bool)
-    K.encode_batch(states, planes, masks)
+    kernels.encode_batch(states, planes, masks)
     np.testing.assert_array_equal(planes, np.stack([TICTACTOE.encode(s) for s in states]))
     np.testing.assert_array_equal(masks, np.stack([TICTACTOE.legal_mask(s) for s in states]))
 
@@ -166,7 +165,7 @@ def test_positions_are_stored_as_states_not_planes():
     stored = buffer.states.nbytes + sum(a.nbytes for a in buffer.targets.values())
     planes_bytes = 4 * int(np.prod(game.observation_shape))
     assert stored / buffer.capacity < planes_bytes  # less than the planes of one position alone
-    assert buffer.states.shape == (100, L.STATE_LEN)
+    assert buffer.states.shape == (100, layout.STATE_LEN)
 
 
 def test_state_dict_is_compact_and_loads_into_another_window():

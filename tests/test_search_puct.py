@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ultimate_rl.games import layout as L
-from ultimate_rl.games import make, solve
+from ultimate_rl.games import layout, make, solve
 from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchError, tree
 from ultimate_rl.search.config import SearchParams
 from ultimate_rl.search.core import REGISTRY
@@ -72,7 +71,7 @@ def _test_positions(ttt, ttt_positions):
     """Non-terminal positions where some moves are not optimal, in a fixed order."""
     chosen = []
     for state in ttt_positions.values():
-        if ttt.is_terminal(state) or state[L.MOVES] < 2:
+        if ttt.is_terminal(state) or state[layout.MOVES] < 2:
             continue
         _, optimal = solve(ttt, state)
         if len(optimal) < len(ttt.legal_actions(state)):

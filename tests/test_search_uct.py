@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ultimate_rl.games import layout as L
-from ultimate_rl.games import make
+from ultimate_rl.games import layout, make
 from ultimate_rl.search.uct import UCT
 
 # Positions reached by seeded random play, as move lists; the tests re-derive their winning moves
@@ -173,7 +172,7 @@ def test_bad_states_raise(ttt):
     with pytest.raises(ValueError, match="int32"):
         uct.search(ttt.initial_state().astype(np.int64))
     finished = ttt.apply_sequence([0, 3, 1, 4, 2])
-    assert finished[L.STATUS] != L.ONGOING
+    assert finished[layout.STATUS] != layout.ONGOING
     with pytest.raises(ValueError, match="finished"):
         uct.search(finished)
 

@@ -7,8 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from ultimate_rl.games import layout as L
-from ultimate_rl.games import make
+from ultimate_rl.games import layout, make
 from ultimate_rl.search import BatchedSearch, SearchConfig
 from ultimate_rl.selfplay import worker as worker_module
 from ultimate_rl.selfplay.parallel import split_games
@@ -76,7 +75,7 @@ def test_resignation_ends_games_and_play_on_games_measure_false_positives():
     assert stats.resignations == stats.games == stats.second_wins == 12
     assert stats.moves == 2 * 12
     # the resigner's own position is a loss target: value -1 for the first player at move 2
-    resign_rows = np.flatnonzero(resigned.states[:, L.MOVES] == 2)
+    resign_rows = np.flatnonzero(resigned.states[:, layout.MOVES] == 2)
     assert np.all(resigned.values[resign_rows] == -1)
 
     _, played_on = play(resign=ResignSettings(**always, disabled_fraction=1.0))
@@ -105,11 +104,11 @@ def test_recorded_states_are_real_positions():
     # the first position of the first game is the empty board, player 0 to move
     assert np.array_equal(data.states[0], game.initial_state())
     # within a game, each recorded state is the previous one plus the move it records as LAST
-    starts = [*np.flatnonzero(data.states[:, L.MOVES] == 0), len(data.states)]
+    starts = [*np.flatnonzero(data.states[:, layout.MOVES] == 0), len(data.states)]
     assert len(starts) == 4 + 1
     for begin, end in itertools.pairwise(starts):
         for before, after in itertools.pairwise(data.states[begin:end]):
-            assert np.array_equal(game.apply(before, int(after[L.LAST])), after)
+            assert np.array_equal(game.apply(before, int(after[layout.LAST])), after)
 
 
 def test_random_openings_start_games_after_unrecorded_random_moves():
@@ -118,15 +117,15 @@ def test_random_openings_start_games_after_unrecorded_random_moves():
         games=12, seed=5, random_opening=RandomOpeningSettings(fraction=1.0, max_plies=4)
     )
     # without openings every game's first recorded state is the start (MOVES == 0)
-    assert int((plain.states[:, L.MOVES] == 0).sum()) == 12
+    assert int((plain.states[:, layout.MOVES] == 0).sum()) == 12
     # with them, some games start later: fewer recorded start positions, all still ongoing
-    starts = int((opened.states[:, L.MOVES] == 0).sum())
+    starts = int((opened.states[:, layout.MOVES] == 0).sum())
     assert starts < 12
     assert opened.stats.games == 12
-    assert (opened.states[:, L.STATUS] == L.ONGOING).all()
+    assert (opened.states[:, layout.STATUS] == layout.ONGOING).all()
     # every recorded state is reachable: its marks count equals its move counter
     for state in opened.states:
-        assert game.legal_mask(state).sum() == game.num_actions - int(state[L.MOVES])
+        assert game.legal_mask(state).sum() == game.num_actions - int(state[layout.MOVES])
 
 
 def test_random_opening_settings_are_checked():
@@ -144,7 +143,7 @@ def test_a_live_games_tree_survives_another_game_finishing(monkeypatch: pytest.M
     class RecordingSearch(BatchedSearch):
         def search(self, states, *args, **kwargs):
             out = super().search(states, *args, **kwargs)
-            searched.append((states[:, L.MOVES].copy(), out.visit_counts.sum(axis=1)))
+            searched.append((states[:, layout.MOVES].copy(), out.visit_counts.sum(axis=1)))
             return out
 
     monkeypatch.setattr(worker_module, "BatchedSearch", RecordingSearch)

@@ -10,10 +10,10 @@ import pytest
 from ultimate_rl.games import (
     InvalidStateError,
     UnsolvableGameError,
+    layout,
     make,
     solve,
 )
-from ultimate_rl.games import layout as L
 from ultimate_rl.games.kernels import numerical_ttt as kn
 from ultimate_rl.games.kernels import tictactoe as kt
 from ultimate_rl.games.solver import (
@@ -94,7 +94,7 @@ def test_tictactoe_3x3_matches_plain_minimax() -> None:
         )
         value, best = solve(game, state)
         assert value == tictactoe_minimax(board)
-        mark = 1 if state[L.PLAYER] == 0 else 2
+        mark = 1 if state[layout.PLAYER] == 0 else 2
         expected = [
             c
             for c in range(9)

@@ -13,9 +13,9 @@ from ultimate_rl.games import (
     InvalidStateError,
     TicTacToe,
     UnknownGameError,
+    layout,
     make,
 )
-from ultimate_rl.games import layout as L
 from ultimate_rl.games.kernels import tictactoe as kt
 
 SHAPES = [(3, 3), (4, 3), (4, 4), (5, 3), (5, 4), (5, 5)]
@@ -73,8 +73,8 @@ def test_random_games_agree_with_referee(size: int, k: int, seed: int) -> None:
         mover = game.current_player(state)
         action = int(rng.choice(legal))
         state = game.apply(state, action)
-        assert state[L.LAST] == action
-        assert state[L.MOVES] == np.count_nonzero(board(state, size))
+        assert state[layout.LAST] == action
+        assert state[layout.MOVES] == np.count_nonzero(board(state, size))
         assert game.current_player(state) == 1 - mover
     grid = board(state, size)
     winner = referee_winner(grid, k)
@@ -83,7 +83,7 @@ def test_random_games_agree_with_referee(size: int, k: int, seed: int) -> None:
         assert game.returns(state) == (1.0 if winner == 1 else -1.0)
         # the winning line contains the last move: without it there is no line
         without_last = grid.ravel().copy()
-        without_last[state[L.LAST]] = 0
+        without_last[state[layout.LAST]] = 0
         assert referee_winner(without_last.reshape(size, size), k) == 0
     else:
         assert np.all(grid != 0)

@@ -17,10 +17,10 @@ from ultimate_rl.games import (
     InvalidStateError,
     UltimateTicTacToe,
     UnknownGameError,
+    kernels,
+    layout,
     make,
 )
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
 from ultimate_rl.games.kernels import uttt as ku
 
 PERFT = [81, 720, 6336, 55080, 473256, 4020960, 33782544]
@@ -58,8 +58,8 @@ def position(
             closed |= 1 << board
     state[ku.WON_X], state[ku.WON_O], state[ku.CLOSED] = won[0], won[1], closed
     state[ku.FORCED] = forced
-    state[L.PLAYER] = player
-    state[L.MOVES] = sum(len(v) for v in x.values()) + sum(len(v) for v in o.values())
+    state[layout.PLAYER] = player
+    state[layout.MOVES] = sum(len(v) for v in x.values()) + sum(len(v) for v in o.values())
     return state
 
 
@@ -81,10 +81,10 @@ class Reference:
         self.closed: set[int] = set()
         self.player = 0
         self.target: int | None = None  # board the mover is sent to; None: free choice
-        self.status = L.ONGOING
+        self.status = layout.ONGOING
 
     def legal(self) -> list[int]:
-        if self.status != L.ONGOING:
+        if self.status != layout.ONGOING:
             return []
         boards = [self.target] if self.target is not None else range(9)
         return [
@@ -105,9 +105,9 @@ class Reference:
         elif len(self.cells[0][board] | self.cells[1][board]) == 9:
             self.closed.add(board)
         if has_line(self.won[me]):
-            self.status = L.FIRST_WON if me == 0 else L.SECOND_WON
+            self.status = layout.FIRST_WON if me == 0 else layout.SECOND_WON
         elif len(self.closed) == 9:
-            self.status = L.DRAW
+            self.status = layout.DRAW
         self.target = None if cell in self.closed else cell
         self.player = 1 - me
 
@@ -117,19 +117,19 @@ class Reference:
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 4, 5])
 def test_perft(depth: int) -> None:
-    assert K.perft(ku.initial_state(), depth) == PERFT[depth - 1]
+    assert kernels.perft(ku.initial_state(), depth) == PERFT[depth - 1]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("depth", [6, 7])
 def test_perft_deep(depth: int) -> None:
-    assert K.perft(ku.initial_state(), depth) == PERFT[depth - 1]
+    assert kernels.perft(ku.initial_state(), depth) == PERFT[depth - 1]
 
 
 def test_perft_counts_finished_lines_as_zero(game: UltimateTicTacToe) -> None:
     state = position({0: [0, 1], 1: [0, 1, 2], 2: [0, 1, 2]}, {3: [0, 1, 2], 4: [0, 1]}, 0, 0)
-    assert K.perft(state, 1) == 7  # board 0 has 7 empty cells, one of them wins the game
-    assert K.perft(state, 2) == sum(
+    assert kernels.perft(state, 1) == 7  # board 0 has 7 empty cells, one of them wins the game
+    assert kernels.perft(state, 2) == sum(
         len(game.legal_actions(game.apply(state, a))) for a in game.legal_actions(state)
     )
 
@@ -179,7 +179,7 @@ def test_filling_a_board_closes_it_and_sending_there_frees(game: UltimateTicTacT
     assert game.legal_actions(state).tolist() == [9 * 2 + 2]
     after = game.apply(state, 9 * 2 + 2)  # fills board 2 without a line, and sends O there
     assert after[ku.CLOSED] == 1 << 2 and after[ku.WON_X] == 0
-    assert after[L.STATUS] == L.ONGOING
+    assert after[layout.STATUS] == layout.ONGOING
     assert len(game.legal_actions(after)) == 81 - 9
 
 
@@ -190,11 +190,11 @@ def test_drawn_board_blocks_a_big_line(game: UltimateTicTacToe) -> None:
         {0: [0, 1, 2], 1: [0, 1, 2], 2: x_cells, 3: [0, 1]}, {2: DRAWN_O, 5: [4]}, 0, forced=2
     )
     after = game.apply(state, 9 * 2 + 2)
-    assert after[L.STATUS] == L.ONGOING and after[ku.WON_X] == 0b011
+    assert after[layout.STATUS] == layout.ONGOING and after[ku.WON_X] == 0b011
     assert after[ku.CLOSED] == 0b111
     # X then wins board 3 too: boards 0, 1 and 3 are no line, so the game goes on.
     after = game.apply_sequence([9 * 4 + 3, 9 * 3 + 2], after)
-    assert after[ku.WON_X] == 0b1011 and after[L.STATUS] == L.ONGOING
+    assert after[ku.WON_X] == 0b1011 and after[layout.STATUS] == layout.ONGOING
     assert game.winner(after) is None and game.legal_actions(after).size > 0
 
 
@@ -209,9 +209,9 @@ def test_drawn_game(game: UltimateTicTacToe) -> None:
         forced=8,
     )
     assert game.legal_actions(state).tolist() == [9 * 8 + 8]
-    assert K.random_playout(state) == 0.0
+    assert kernels.random_playout(state) == 0.0
     after = game.apply(state, 9 * 8 + 8)
-    assert after[L.STATUS] == L.DRAW and after[ku.CLOSED] == ku.FULL
+    assert after[layout.STATUS] == layout.DRAW and after[ku.CLOSED] == ku.FULL
     assert game.is_terminal(after) and game.returns(after) == 0.0 and game.winner(after) is None
     assert not game.legal_mask(after).any()
     assert "draw" in game.render(after)
@@ -228,7 +228,7 @@ def test_win_on_last_open_board(game: UltimateTicTacToe, player: int) -> None:
     assert state[ku.CLOSED] == ku.FULL & ~(1 << 2)
     expected = 1.0 if player == 0 else -1.0
     after = game.apply(state, 9 * 2 + 2)
-    assert after[L.STATUS] == (L.FIRST_WON if player == 0 else L.SECOND_WON)
+    assert after[layout.STATUS] == (layout.FIRST_WON if player == 0 else layout.SECOND_WON)
     assert after[ku.CLOSED] == ku.FULL  # every board closed, yet a win and not a draw
     assert game.returns(after) == expected and game.winner(after) == player
     assert game.legal_actions(after).size == 0
@@ -236,7 +236,7 @@ def test_win_on_last_open_board(game: UltimateTicTacToe, player: int) -> None:
     mover[2], other[2] = [0, 1, 5, 7], [3, 4, 6, 8]  # board 2 lacks only the winning cell
     only_winning = position(x, o, player=player, forced=2)
     assert game.legal_actions(only_winning).tolist() == [9 * 2 + 2]
-    assert K.random_playout(only_winning) == expected
+    assert kernels.random_playout(only_winning) == expected
 
 
 def test_random_games_match_the_reference(game: UltimateTicTacToe) -> None:
@@ -246,14 +246,14 @@ def test_random_games_match_the_reference(game: UltimateTicTacToe) -> None:
         state, ref = game.initial_state(), Reference()
         while True:
             assert game.legal_actions(state).tolist() == ref.legal()
-            assert state[L.STATUS] == ref.status
-            if ref.status != L.ONGOING:
+            assert state[layout.STATUS] == ref.status
+            if ref.status != layout.ONGOING:
                 break
             action = int(rng.choice(ref.legal()))
             state = game.apply(state, action)
             ref.play(action)
         results.add(ref.status)
-    assert results == {L.FIRST_WON, L.SECOND_WON, L.DRAW}
+    assert results == {layout.FIRST_WON, layout.SECOND_WON, layout.DRAW}
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -359,10 +359,10 @@ def test_render_shows_marks_boards_and_turn(game: UltimateTicTacToe) -> None:
 def test_random_playout_leaves_input_and_is_seeded() -> None:
     state = ku.initial_state()
     before = state.copy()
-    K.seed(123)
-    first = [K.random_playout(state) for _ in range(50)]
-    K.seed(123)
-    assert [K.random_playout(state) for _ in range(50)] == first
+    kernels.seed(123)
+    first = [kernels.random_playout(state) for _ in range(50)]
+    kernels.seed(123)
+    assert [kernels.random_playout(state) for _ in range(50)] == first
     assert np.array_equal(state, before)
     assert set(first) <= {-1.0, 0.0, 1.0} and len(set(first)) > 1
 
@@ -370,9 +370,9 @@ def test_random_playout_leaves_input_and_is_seeded() -> None:
 def test_random_playout_matches_random_games(game: UltimateTicTacToe) -> None:
     """The playout's win/draw/loss frequencies equal those of random games through ``apply``
     (two-sample chi-square, 2 degrees of freedom, rejected only at p < 0.001)."""
-    K.seed(2024)
+    kernels.seed(2024)
     state = game.initial_state()
-    fast = np.array([K.random_playout(state) for _ in range(20000)])
+    fast = np.array([kernels.random_playout(state) for _ in range(20000)])
     rng = np.random.default_rng(2024)
     slow = []
     for _ in range(800):

@@ -15,7 +15,7 @@ from numba import njit
 
 from ultimate_rl import games
 from ultimate_rl.envs import BoardGameEnv, BoardGameVectorEnv
-from ultimate_rl.games import kernels as K
+from ultimate_rl.games import kernels
 
 VECTOR_BOARDS = 256
 PLAYOUT_GAMES = {"uttt": {}, "numerical_ttt": {}, "tictactoe": {"size": 3, "k": 3}}
@@ -26,7 +26,7 @@ def _playouts(state: np.ndarray, count: int) -> float:
     """Plays ``count`` random games from ``state``; returns the summed result (keeps them live)."""
     total = 0.0
     for _ in range(count):
-        total += K.random_playout(state)
+        total += kernels.random_playout(state)
     return total
 
 
@@ -43,7 +43,7 @@ def measure(work: Callable[[int], None], seconds: float, batch: int) -> float:
 
 def playouts_per_s(name: str, seconds: float) -> float:
     state = games.make(name, **PLAYOUT_GAMES[name]).initial_state()
-    K.seed(0)
+    kernels.seed(0)
     return measure(lambda count: _playouts(state, count), seconds, batch=2000)
 
 

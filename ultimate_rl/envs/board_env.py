@@ -18,8 +18,7 @@ from gymnasium.error import ResetNeeded
 from ultimate_rl import games
 from ultimate_rl.envs.opponents import checked_move, make_opponent
 from ultimate_rl.envs.render import render_rgb
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import IllegalActionError
 
@@ -160,7 +159,7 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
         if self._done:
             raise ResetNeeded("the episode is over; call reset() before stepping again")
         action = check_action(action, self.game.num_actions)
-        mover = int(state[L.PLAYER])
+        mover = int(state[layout.PLAYER])
         legal = self._legal
         if not legal[action]:
             if self.illegal_action == "raise":
@@ -177,9 +176,9 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
             return self._observation(), -1.0, True, False, info
         self._play(action)
         opponent_action = -1
-        if self._opponent is not None and self._state[L.STATUS] == L.ONGOING:
+        if self._opponent is not None and self._state[layout.STATUS] == layout.ONGOING:
             opponent_action = self._opponent_move()
-        self._done = bool(self._state[L.STATUS] != L.ONGOING)
+        self._done = bool(self._state[layout.STATUS] != layout.ONGOING)
         winner = self.game.winner(self._state)
         reward = 0.0 if winner is None else (1.0 if winner == mover else -1.0)
         return self._observation(), reward, self._done, False, self._info(opponent_action)
@@ -206,7 +205,7 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
     def _play(self, action: int) -> None:
         """Plays an action already checked against ``self._legal`` (so no second check)."""
         state = self._live_state().copy()
-        K.apply(state, action)
+        kernels.apply(state, action)
         self._set_state(state)
         self._actions.append(action)
 
@@ -227,7 +226,7 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
     def _info(self, opponent_action: int) -> dict[str, Any]:
         info: dict[str, Any] = {
             "action_mask": self._legal.copy(),
-            "current_player": int(self._live_state()[L.PLAYER]),
+            "current_player": int(self._live_state()[layout.PLAYER]),
             "opponent_action": opponent_action,
             "illegal_action": False,
         }

@@ -26,7 +26,7 @@ from gymnasium import spaces
 
 from ultimate_rl.envs.board_env import make_game, observation_space
 from ultimate_rl.envs.render import render_rgb
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 
 AGENTS = ("player_0", "player_1")
@@ -76,7 +76,7 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped env
         player = self.possible_agents.index(agent)
         # The encoders take the point of view from state[PLAYER], so seat this agent there.
         view = self._state.copy()
-        view[L.PLAYER] = player
+        view[layout.PLAYER] = player
         mask = np.zeros(self.game.num_actions, dtype=np.int8)
         if agent == self.agent_selection:
             mask[:] = self.game.legal_mask(self._state)  # all False once the game is over

@@ -27,8 +27,7 @@ from ultimate_rl.envs.board_env import (
     make_game,
     observation_space,
 )
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import IllegalActionError
 
@@ -50,7 +49,7 @@ def _random_below(rng: np.ndarray, i: int, n: int) -> int:
 @njit(cache=True)
 def _random_move(state: np.ndarray, rng: np.ndarray, i: int, mask: np.ndarray) -> int:
     """Plays a uniformly random legal move on ``state``; returns it."""
-    pick = _random_below(rng, i, K.legal_mask(state, mask))
+    pick = _random_below(rng, i, kernels.legal_mask(state, mask))
     action = 0
     while True:
         if mask[action]:
@@ -58,7 +57,7 @@ def _random_move(state: np.ndarray, rng: np.ndarray, i: int, mask: np.ndarray) -
                 break
             pick -= 1
         action += 1
-    K.apply(state, action)
+    kernels.apply(state, action)
     return action
 
 
@@ -67,9 +66,9 @@ def _observe(
     state: np.ndarray, planes: np.ndarray, action_mask: np.ndarray, mask: np.ndarray
 ) -> None:
     planes[:] = 0.0
-    K.encode(state, planes)
+    kernels.encode(state, planes)
     mask[:] = 0
-    K.legal_mask(state, mask)
+    kernels.legal_mask(state, mask)
     for a in range(action_mask.shape[0]):
         action_mask[a] = mask[a]
 
@@ -114,11 +113,11 @@ def _step_boards(
 ) -> int:
     """One step of every board. Returns -1, or the first board with an illegal action when
     ``illegal_loses`` is False (then no board has changed, so the caller can raise cleanly)."""
-    mask = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
+    mask = np.zeros(layout.MAX_ACTIONS, dtype=np.uint8)
     if not illegal_loses:
         for i in range(states.shape[0]):
             if not needs_reset[i]:
-                K.legal_mask(states[i], mask)
+                kernels.legal_mask(states[i], mask)
                 if not mask[actions[i]]:
                     return i
     for i in range(states.shape[0]):
@@ -132,19 +131,19 @@ def _step_boards(
             )
         else:
             opponent_actions[i] = -1
-            mover = state[L.PLAYER]
-            K.legal_mask(state, mask)
+            mover = state[layout.PLAYER]
+            kernels.legal_mask(state, mask)
             if not mask[actions[i]]:
                 illegal[i] = True
                 rewards[i] = -1.0
                 terminated[i] = True
             else:
-                K.apply(state, actions[i])
-                if opponent and state[L.STATUS] == L.ONGOING:
+                kernels.apply(state, actions[i])
+                if opponent and state[layout.STATUS] == layout.ONGOING:
                     opponent_actions[i] = _random_move(state, rng, i, mask)
-                if state[L.STATUS] != L.ONGOING:
+                if state[layout.STATUS] != layout.ONGOING:
                     terminated[i] = True
-                    first_result = K.outcome(state)
+                    first_result = kernels.outcome(state)
                     rewards[i] = first_result if mover == 0 else -first_result
         needs_reset[i] = terminated[i]
         _observe(state, planes[i], action_masks[i], mask)
@@ -284,7 +283,7 @@ class BoardGameVectorEnv(VectorEnv):
             raise IllegalActionError(int(actions[bad]), legal, f"board {bad}: not legal there")
         obs = {"observation": self._planes.copy(), "action_mask": self._masks.copy()}
         infos: dict[str, Any] = {
-            "current_player": self._states[:, L.PLAYER].astype(np.int64),
+            "current_player": self._states[:, layout.PLAYER].astype(np.int64),
             "opponent_action": self._opponent_actions.copy(),
             "illegal_action": self._illegal.copy(),
         }

@@ -11,8 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.errors import GameOverError, IllegalActionError, InvalidStateError
 from ultimate_rl.games.symmetry import Symmetry
 
@@ -41,44 +40,44 @@ class Game:
         """Returns ``state`` if it is a state of this game, else raises InvalidStateError."""
         if not isinstance(state, np.ndarray):
             raise InvalidStateError(f"a state is a numpy array, got {type(state).__name__}")
-        if state.dtype != L.STATE_DTYPE or state.shape != (L.STATE_LEN,):
+        if state.dtype != layout.STATE_DTYPE or state.shape != (layout.STATE_LEN,):
             raise InvalidStateError(
-                f"a state is an int32 array of shape ({L.STATE_LEN},), got {state.dtype} "
+                f"a state is an int32 array of shape ({layout.STATE_LEN},), got {state.dtype} "
                 f"{state.shape}; make states with game.initial_state() and game.apply()"
             )
-        if state[L.GAME] != self.game_id:
+        if state[layout.GAME] != self.game_id:
             raise InvalidStateError(
-                f"this state belongs to game id {int(state[L.GAME])}, not to {self.name!r}"
+                f"this state belongs to game id {int(state[layout.GAME])}, not to {self.name!r}"
             )
         return state
 
     def current_player(self, state: np.ndarray) -> int:
-        return int(self.check_state(state)[L.PLAYER])
+        return int(self.check_state(state)[layout.PLAYER])
 
     def legal_mask(self, state: np.ndarray) -> np.ndarray:
-        mask = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
-        K.legal_mask(self.check_state(state), mask)
+        mask = np.zeros(layout.MAX_ACTIONS, dtype=np.uint8)
+        kernels.legal_mask(self.check_state(state), mask)
         return mask[: self.num_actions].astype(bool)
 
     def legal_actions(self, state: np.ndarray) -> np.ndarray:
         return np.flatnonzero(self.legal_mask(state))
 
     def is_terminal(self, state: np.ndarray) -> bool:
-        return bool(self.check_state(state)[L.STATUS] != L.ONGOING)
+        return bool(self.check_state(state)[layout.STATUS] != layout.ONGOING)
 
     def returns(self, state: np.ndarray) -> float:
         """+1 if the first player won, -1 if the second did, 0 for a draw or a game not over."""
-        return float(K.outcome(self.check_state(state)))
+        return float(kernels.outcome(self.check_state(state)))
 
     def winner(self, state: np.ndarray) -> int | None:
         """0 or 1 for the winning player, None for a draw or a game not over."""
-        status = self.check_state(state)[L.STATUS]
-        return {L.FIRST_WON: 0, L.SECOND_WON: 1}.get(int(status))
+        status = self.check_state(state)[layout.STATUS]
+        return {layout.FIRST_WON: 0, layout.SECOND_WON: 1}.get(int(status))
 
     def apply(self, state: np.ndarray, action: int) -> np.ndarray:
         """The position after ``action``; ``state`` itself is left unchanged."""
         self.check_state(state)
-        if state[L.STATUS] != L.ONGOING:
+        if state[layout.STATUS] != layout.ONGOING:
             raise GameOverError(f"the game is over ({self.outcome_text(state)}); start a new one")
         if isinstance(action, bool) or not isinstance(action, int | np.integer):
             raise IllegalActionError(action, self.legal_actions(state), "an action is an int")
@@ -90,7 +89,7 @@ class Game:
         if not mask[action]:
             raise IllegalActionError(action, np.flatnonzero(mask), "not legal in this position")
         new = state.copy()
-        K.apply(new, int(action))
+        kernels.apply(new, int(action))
         return new
 
     def apply_sequence(self, actions: list[int], state: np.ndarray | None = None) -> np.ndarray:
@@ -102,19 +101,19 @@ class Game:
 
     def encode(self, state: np.ndarray) -> np.ndarray:
         planes = np.zeros(self.observation_shape, dtype=np.float32)
-        K.encode(self.check_state(state), planes)
+        kernels.encode(self.check_state(state), planes)
         return planes
 
     def outcome_text(
         self, state: np.ndarray, names: tuple[str, str] = ("first player", "second player")
     ) -> str:
         """``"<name> to move"``, ``"<name> won"`` or ``"draw"``, the players called ``names``."""
-        status = int(self.check_state(state)[L.STATUS])
-        if status == L.ONGOING:
-            return f"{names[int(state[L.PLAYER])]} to move"
-        if status == L.DRAW:
+        status = int(self.check_state(state)[layout.STATUS])
+        if status == layout.ONGOING:
+            return f"{names[int(state[layout.PLAYER])]} to move"
+        if status == layout.DRAW:
             return "draw"
-        return f"{names[status - L.FIRST_WON]} won"
+        return f"{names[status - layout.FIRST_WON]} won"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import UnknownGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
@@ -41,7 +41,7 @@ class NumericalTicTacToe(Game):
     """Graham's numerical tic-tac-toe; the odd player (player 0) moves first."""
 
     name = "numerical_ttt"
-    game_id = L.NUMERICAL_TTT_ID
+    game_id = layout.NUMERICAL_TTT_ID
 
     def __init__(self) -> None:
         self.num_actions = kn.NUM_ACTIONS

@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import UnsolvableGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
@@ -93,7 +92,7 @@ def _tictactoe_index(state: np.ndarray) -> int:
 
 @njit(cache=True)
 def _position_index(state: np.ndarray) -> int:
-    if state[L.GAME] == L.NUMERICAL_TTT_ID:
+    if state[layout.GAME] == layout.NUMERICAL_TTT_ID:
         return _numerical_index(state)
     return _tictactoe_index(state)
 
@@ -101,15 +100,15 @@ def _position_index(state: np.ndarray) -> int:
 @njit(cache=True)
 def _terminal_value(state: np.ndarray) -> int:
     """Result of a finished game for the player whose turn it would be."""
-    if state[L.STATUS] == L.DRAW:
+    if state[layout.STATUS] == layout.DRAW:
         return 0
-    return 1 if state[L.STATUS] - L.FIRST_WON == state[L.PLAYER] else -1
+    return 1 if state[layout.STATUS] - layout.FIRST_WON == state[layout.PLAYER] else -1
 
 
 @njit(cache=True)
 def _action_cell(state: np.ndarray, action: int) -> int:
     """The board cell an action writes in."""
-    if state[L.GAME] == L.NUMERICAL_TTT_ID:
+    if state[layout.GAME] == layout.NUMERICAL_TTT_ID:
         return action // 9
     return action
 
@@ -117,13 +116,13 @@ def _action_cell(state: np.ndarray, action: int) -> int:
 @njit(cache=True)
 def _winning_cells(state: np.ndarray, mask: np.ndarray, scratch: np.ndarray) -> int:
     """Bitmask of the cells where a move in ``mask`` would win at once for the mover."""
-    winner_status = L.FIRST_WON + state[L.PLAYER]
+    winner_status = layout.FIRST_WON + state[layout.PLAYER]
     cells = 0
-    for a in range(K.num_actions(state)):
+    for a in range(kernels.num_actions(state)):
         if mask[a]:
             scratch[:] = state
-            K.apply(scratch, a)
-            if scratch[L.STATUS] == winner_status:
+            kernels.apply(scratch, a)
+            if scratch[layout.STATUS] == winner_status:
                 cells |= 1 << _action_cell(state, a)
     return cells
 
@@ -143,13 +142,13 @@ def _settle_or_prune(
         return 1
     opponent_view = scratch[1]
     opponent_view[:] = node
-    opponent_view[L.PLAYER] = 1 - node[L.PLAYER]
-    K.legal_mask(opponent_view, scratch_mask)
+    opponent_view[layout.PLAYER] = 1 - node[layout.PLAYER]
+    kernels.legal_mask(opponent_view, scratch_mask)
     threats = _winning_cells(opponent_view, scratch_mask, scratch[0])
     if threats & (threats - 1) != 0:
         return -1
     if threats != 0:
-        for a in range(K.num_actions(node)):
+        for a in range(kernels.num_actions(node)):
             if mask[a] and (threats >> _action_cell(node, a)) & 1 == 0:
                 mask[a] = 0
     return _UNSETTLED
@@ -161,8 +160,8 @@ def _solve_from(root: np.ndarray, table: np.ndarray) -> int:
     known = table[_position_index(root)]
     if known != _UNKNOWN:  # the common case once solved: skip allocating the stack
         return known - _SHIFT
-    states = np.empty((_MAX_DEPTH + 2, L.STATE_LEN), dtype=root.dtype)  # + 2 scratch rows
-    masks = np.zeros((_MAX_DEPTH + 1, L.MAX_ACTIONS), dtype=np.uint8)  # + 1 scratch row
+    states = np.empty((_MAX_DEPTH + 2, layout.STATE_LEN), dtype=root.dtype)  # + 2 scratch rows
+    masks = np.zeros((_MAX_DEPTH + 1, layout.MAX_ACTIONS), dtype=np.uint8)  # + 1 scratch row
     next_action = np.zeros(_MAX_DEPTH, dtype=np.int64)
     best = np.zeros(_MAX_DEPTH, dtype=np.int64)
     index = np.zeros(_MAX_DEPTH, dtype=np.int64)
@@ -176,11 +175,11 @@ def _solve_from(root: np.ndarray, table: np.ndarray) -> int:
         resolved = True
         if table[idx] != _UNKNOWN:
             value = table[idx] - _SHIFT
-        elif node[L.STATUS] != L.ONGOING:
+        elif node[layout.STATUS] != layout.ONGOING:
             value = _terminal_value(node)
             table[idx] = value + _SHIFT
         else:
-            K.legal_mask(node, masks[depth])
+            kernels.legal_mask(node, masks[depth])
             value = _settle_or_prune(node, masks[depth], states[_MAX_DEPTH:], masks[_MAX_DEPTH])
             if value != _UNSETTLED:
                 table[idx] = value + _SHIFT
@@ -198,7 +197,7 @@ def _solve_from(root: np.ndarray, table: np.ndarray) -> int:
                 best[depth] = max(best[depth], -value)
             action = -1
             if best[depth] < 1:  # a winning move settles the node: skip its other children
-                for a in range(next_action[depth], K.num_actions(states[depth])):
+                for a in range(next_action[depth], kernels.num_actions(states[depth])):
                     if masks[depth, a]:
                         action = a
                         break
@@ -209,7 +208,7 @@ def _solve_from(root: np.ndarray, table: np.ndarray) -> int:
                 continue
             next_action[depth] = action + 1
             states[depth + 1, :] = states[depth]
-            K.apply(states[depth + 1], action)
+            kernels.apply(states[depth + 1], action)
             depth += 1
             break
 
@@ -217,14 +216,14 @@ def _solve_from(root: np.ndarray, table: np.ndarray) -> int:
 @njit(cache=True)
 def _action_values(state: np.ndarray, table: np.ndarray, values: np.ndarray) -> None:
     """``values[a]``: the mover's exact result after playing ``a``; ILLEGAL if ``a`` is illegal."""
-    mask = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
-    K.legal_mask(state, mask)
+    mask = np.zeros(layout.MAX_ACTIONS, dtype=np.uint8)
+    kernels.legal_mask(state, mask)
     child = np.empty_like(state)
     for a in range(values.shape[0]):
         values[a] = ILLEGAL
         if mask[a]:
             child[:] = state
-            K.apply(child, a)
+            kernels.apply(child, a)
             values[a] = -_solve_from(child, table)
 
 
@@ -233,9 +232,9 @@ _TABLES: dict[tuple[int, int, int], np.ndarray] = {}
 
 def _table_key(game: Game) -> tuple[tuple[int, int, int], int] | None:
     """The key and size of ``game``'s value table; None for a game too large to solve."""
-    if game.game_id == L.NUMERICAL_TTT_ID:
+    if game.game_id == layout.NUMERICAL_TTT_ID:
         return (game.game_id, 0, 0), _NUMERICAL_TABLE_SIZE
-    if game.game_id == L.TICTACTOE_ID and game.num_actions <= _MAX_SOLVABLE_CELLS:
+    if game.game_id == layout.TICTACTOE_ID and game.num_actions <= _MAX_SOLVABLE_CELLS:
         return (game.game_id, game.size, game.k), 3**game.num_actions
     return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import InvalidStateError, UnknownGameError
 from ultimate_rl.games.kernels import tictactoe as kt
@@ -22,7 +22,7 @@ class TicTacToe(Game):
     """k-in-a-row on a square board; X (player 0) moves first."""
 
     name = "tictactoe"
-    game_id = L.TICTACTOE_ID
+    game_id = layout.TICTACTOE_ID
 
     def __init__(self, size: int = 3, k: int = 3) -> None:
         sizes = list(range(kt.MIN_SIZE, kt.MAX_SIZE + 1))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import GameError
 from ultimate_rl.games.kernels import uttt as ku
@@ -31,7 +31,7 @@ class UltimateTicTacToe(Game):
     """Ultimate Tic-Tac-Toe; X (player 0) moves first. Takes no options."""
 
     name = "uttt"
-    game_id = L.UTTT_ID
+    game_id = layout.UTTT_ID
 
     def __init__(self) -> None:
         self.num_actions = ku.NUM_ACTIONS
@@ -101,13 +101,13 @@ class UltimateTicTacToe(Game):
             f"{line:<30}{side[i]}".rstrip() if i < len(side) else line
             for i, line in enumerate(lines)
         ]
-        if state[L.LAST] >= 0:
-            lines.append(f"last move: {self.action_to_string(int(state[L.LAST]))}")
+        if state[layout.LAST] >= 0:
+            lines.append(f"last move: {self.action_to_string(int(state[layout.LAST]))}")
         outcome = self.outcome_text(state, _MARKS)
-        if state[L.STATUS] == L.ONGOING:
+        if state[layout.STATUS] == layout.ONGOING:
             if state[ku.FORCED] >= 0:
                 outcome += f", in board {playable[0]} only"
-            elif state[L.MOVES] > 0:
+            elif state[layout.MOVES] > 0:
                 outcome += ", in any open board (sent to a closed one)"
             else:
                 outcome += ", in any board"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.search import tree
 from ultimate_rl.search.config import SearchConfig, SearchError, SearchParams, check_count
@@ -150,18 +150,22 @@ class BatchedSearch:
 
     def _check_states(self, states: np.ndarray) -> np.ndarray:
         states = np.asarray(states)
-        if states.ndim != 2 or states.shape[1] != L.STATE_LEN or states.dtype != L.STATE_DTYPE:
+        if (
+            states.ndim != 2
+            or states.shape[1] != layout.STATE_LEN
+            or states.dtype != layout.STATE_DTYPE
+        ):
             raise SearchError(
-                f"states must be an int32 array of shape [n, {L.STATE_LEN}], got {states.dtype} "
-                f"{states.shape}; stack states made by the game (np.stack([...]))"
+                f"states must be an int32 array of shape [n, {layout.STATE_LEN}], got "
+                f"{states.dtype} {states.shape}; stack states made by the game (np.stack([...]))"
             )
         if not 1 <= len(states) <= self.batch_size:
             raise SearchError(
                 f"got {len(states)} states for a searcher of batch_size {self.batch_size}"
             )
-        if (states[:, L.GAME] != self.game.game_id).any():
+        if (states[:, layout.GAME] != self.game.game_id).any():
             raise SearchError(f"some states are not {self.game.name!r} states")
-        over = np.flatnonzero(states[:, L.STATUS] != L.ONGOING)
+        over = np.flatnonzero(states[:, layout.STATUS] != layout.ONGOING)
         if len(over):
             raise SearchError(f"cannot search finished games (rows {over.tolist()})")
         return np.ascontiguousarray(states)

@@ -20,8 +20,7 @@ import numpy as np
 from numba import literal_unroll, njit
 from numba.core.registry import CPUDispatcher
 
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.search import gumbel, puct
 from ultimate_rl.search.tree import PENDING, keep_subtree, plant_root
 
@@ -68,8 +67,8 @@ def _for_player(value, player):
 def _emit_leaf(f, b, node, leaves, slot, scratch):
     """Writes node ``node`` of tree ``b`` as row ``slot`` of the leaves for the network."""
     state = f.state[b, node]
-    K.encode(state, leaves.planes[slot])  # writes every entry
-    K.legal_mask(state, scratch)
+    kernels.encode(state, leaves.planes[slot])  # writes every entry
+    kernels.legal_mask(state, scratch)
     for a in range(leaves.masks.shape[1]):
         leaves.masks[slot, a] = scratch[a] != 0
     leaves.tree[slot], leaves.node[slot] = b, node
@@ -80,7 +79,7 @@ def start_roots(f, states, reuse, leaves):
     """Points tree ``b``'s root at ``states[b]``: with ``reuse``, the tree's node of that state
     keeps its subtree (``tree.keep_subtree``); otherwise a new root. Returns how many new roots
     wait for the network (listed in ``leaves``)."""
-    scratch = np.zeros(L.MAX_ACTIONS, np.uint8)
+    scratch = np.zeros(layout.MAX_ACTIONS, np.uint8)
     pending = 0
     for b in range(states.shape[0]):
         if reuse and keep_subtree(f, b, states[b]):
@@ -105,10 +104,10 @@ def _select_child(f, b, node, roots, params, scratch):
 def _backup(f, b, node, result, virtual_loss):
     """Adds ``result`` (first player's view) from ``node`` up to the root; the visits were already
     counted on the way down, with ``virtual_loss`` taken off the edges, which this gives back."""
-    f.value_sum[b, node] += _for_player(result, f.state[b, node, L.PLAYER])
+    f.value_sum[b, node] += _for_player(result, f.state[b, node, layout.PLAYER])
     while f.parent[b, node] >= 0:
         edge, node = f.parent_edge[b, node], f.parent[b, node]
-        value = _for_player(result, f.state[b, node, L.PLAYER])
+        value = _for_player(result, f.state[b, node, layout.PLAYER])
         f.edge_value_sum[b, edge] += value + virtual_loss
         f.value_sum[b, node] += value
 
@@ -131,7 +130,7 @@ def _add_child(f, b, node, edge):
     f.node_count[b] += 1
     f.edge_child[b, edge] = child
     f.state[b, child] = f.state[b, node]
-    K.apply(f.state[b, child], f.edge_action[b, edge])
+    kernels.apply(f.state[b, child], f.edge_action[b, edge])
     f.parent[b, child] = node
     f.parent_edge[b, child] = edge
     f.visits[b, child] = 1
@@ -155,7 +154,7 @@ def _descend(f, b, roots, params, sigma, leaves, pending, scratch):
             _undo_descent(f, b, node, virtual_loss)
             return -1
         if count == 0:  # a finished game: its exact result
-            _backup(f, b, node, K.outcome(f.state[b, node]), virtual_loss)
+            _backup(f, b, node, kernels.outcome(f.state[b, node]), virtual_loss)
             return 0
         edge = f.first_edge[b, node] + _select_child(f, b, node, roots, params, sigma)
         f.edge_visits[b, edge] += 1
@@ -166,9 +165,9 @@ def _descend(f, b, roots, params, sigma, leaves, pending, scratch):
             f.visits[b, node] += 1
             continue
         child = _add_child(f, b, node, edge)
-        if f.state[b, child, L.STATUS] != L.ONGOING:
+        if f.state[b, child, layout.STATUS] != layout.ONGOING:
             f.num_edges[b, child] = 0
-            _backup(f, b, child, K.outcome(f.state[b, child]), virtual_loss)
+            _backup(f, b, child, kernels.outcome(f.state[b, child]), virtual_loss)
             return 0
         f.num_edges[b, child] = PENDING
         _emit_leaf(f, b, child, leaves, pending, scratch)
@@ -179,8 +178,8 @@ def _descend(f, b, roots, params, sigma, leaves, pending, scratch):
 def simulate(f, num_trees, params, roots, num_simulations, leaves):
     """Descends every tree up to ``params.leaves_per_tree`` times (counting simulations in
     ``roots.simulations_done``); returns how many leaves await the network in ``leaves``."""
-    scratch = np.zeros(L.MAX_ACTIONS, np.uint8)
-    sigma = np.empty(L.MAX_ACTIONS, np.float64)
+    scratch = np.zeros(layout.MAX_ACTIONS, np.uint8)
+    sigma = np.empty(layout.MAX_ACTIONS, np.float64)
     done = roots.simulations_done
     pending = 0
     for b in range(num_trees):
@@ -224,5 +223,5 @@ def expand_leaves(f, leaves, count, logits, values, virtual_loss):
         f.num_edges[b, node] = k
         f.edge_count[b] = first + k
         f.raw_value[b, node] = values[i]
-        result = _for_player(values[i], f.state[b, node, L.PLAYER])
+        result = _for_player(values[i], f.state[b, node, layout.PLAYER])
         _backup(f, b, node, result, virtual_loss)

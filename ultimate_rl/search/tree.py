@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 
 PENDING = -1  # num_edges of a node that waits for the network
 EMPTY = 0  # node_count of a tree that has no root yet
@@ -44,7 +44,7 @@ def new_forest(trees: int, nodes: int, edges: int) -> Forest:
     """An empty forest of ``trees`` trees with room for ``nodes`` nodes and ``edges`` edges each."""
     i32 = np.int32
     return Forest(
-        state=np.zeros((trees, nodes, L.STATE_LEN), L.STATE_DTYPE),
+        state=np.zeros((trees, nodes, layout.STATE_LEN), layout.STATE_DTYPE),
         first_edge=np.zeros((trees, nodes), i32),
         num_edges=np.zeros((trees, nodes), i32),
         parent=np.zeros((trees, nodes), i32),

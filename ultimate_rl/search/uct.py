@@ -21,8 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 
 UNPROVEN = -2  # value of ``proven`` for a node whose result is not known exactly
 _BLOCK_SIMULATIONS = 512  # simulations per kernel call when a time budget is set
@@ -48,10 +47,10 @@ class UctTree(NamedTuple):
 def _new_children(node, tree, states, mask):
     """Creates the child slots of ``node`` in random order (it has room: the caller checked)."""
     state = states[tree.state_row[node]]
-    n = K.legal_mask(state, mask)
+    n = kernels.legal_mask(state, mask)
     start = tree.counts[0]
     k = 0
-    for a in range(K.num_actions(state)):
+    for a in range(kernels.num_actions(state)):
         if mask[a]:
             tree.action[start + k] = a
             k += 1
@@ -63,7 +62,7 @@ def _new_children(node, tree, states, mask):
         )
     for c in range(start, start + n):
         tree.parent[c] = node
-        tree.mover[c] = state[L.PLAYER]
+        tree.mover[c] = state[layout.PLAYER]
         tree.first_child[c] = -1
         tree.num_children[c] = 0
         tree.num_tried[c] = 0
@@ -119,10 +118,12 @@ def run_simulations(tree, states, num_simulations, exploration, path):
     Stops early when the root is proven or when the arrays are nearly full (the caller grows them
     and calls again).
     """
-    mask = np.empty(L.MAX_ACTIONS, dtype=np.uint8)
+    mask = np.empty(layout.MAX_ACTIONS, dtype=np.uint8)
     done = 0
     while done < num_simulations and tree.proven[0] == UNPROVEN:
-        if tree.counts[0] + L.MAX_ACTIONS > tree.parent.shape[0] or tree.counts[1] >= len(states):
+        if tree.counts[0] + layout.MAX_ACTIONS > tree.parent.shape[0] or tree.counts[1] >= len(
+            states
+        ):
             break
         node, depth = 0, 0
         path[0] = 0
@@ -139,14 +140,14 @@ def run_simulations(tree, states, num_simulations, exploration, path):
                 tree.counts[1] += 1
                 tree.state_row[child] = row
                 states[row] = states[tree.state_row[node]]
-                K.apply(states[row], tree.action[child])
+                kernels.apply(states[row], tree.action[child])
                 depth += 1
                 path[depth] = child
-                if states[row, L.STATUS] != L.ONGOING:
-                    result = K.outcome(states[row])
+                if states[row, layout.STATUS] != layout.ONGOING:
+                    result = kernels.outcome(states[row])
                     tree.proven[child] = result if tree.mover[child] == 0 else -result
                 else:
-                    result = K.random_playout(states[row])
+                    result = kernels.random_playout(states[row])
                 break
             node = _ucb_child(node, tree, exploration)
             depth += 1
@@ -223,8 +224,8 @@ class UCT:
             state_row=np.empty(nodes, int32),
             counts=np.zeros(2, np.int64),
         )
-        self._states = np.empty((rows, L.STATE_LEN), L.STATE_DTYPE)
-        self._path = np.empty(L.MAX_ACTIONS + 2, np.int64)
+        self._states = np.empty((rows, layout.STATE_LEN), layout.STATE_DTYPE)
+        self._path = np.empty(layout.MAX_ACTIONS + 2, np.int64)
 
     def _grow(self) -> None:
         """Doubles whichever arrays are nearly full, keeping their contents."""
@@ -232,7 +233,7 @@ class UCT:
         old_tree, old_states = self._tree, self._states
         nodes, rows = len(old_tree.parent), len(old_states)
         self._allocate(
-            nodes * 2 if used_nodes + L.MAX_ACTIONS > nodes else nodes,
+            nodes * 2 if used_nodes + layout.MAX_ACTIONS > nodes else nodes,
             rows * 2 if used_rows >= rows else rows,
         )
         for name in UctTree._fields:
@@ -242,7 +243,7 @@ class UCT:
 
     def _reset(self, state: np.ndarray) -> None:
         tree = self._tree
-        tree.parent[0], tree.action[0], tree.mover[0] = -1, -1, 1 - state[L.PLAYER]
+        tree.parent[0], tree.action[0], tree.mover[0] = -1, -1, 1 - state[layout.PLAYER]
         tree.first_child[0], tree.num_children[0], tree.num_tried[0] = -1, 0, 0
         tree.visits[0], tree.value_sum[0], tree.proven[0], tree.state_row[0] = 0, 0.0, UNPROVEN, 0
         tree.counts[:] = (1, 1)
@@ -251,14 +252,14 @@ class UCT:
     def search(self, state: np.ndarray) -> UctResult:
         """Searches ``state`` (a flat state array, game not over) and returns the chosen move."""
         state = np.asarray(state)
-        if state.dtype != L.STATE_DTYPE or state.shape != (L.STATE_LEN,):
+        if state.dtype != layout.STATE_DTYPE or state.shape != (layout.STATE_LEN,):
             raise ValueError(
-                f"a state is an int32 array of shape ({L.STATE_LEN},), got {state.dtype} "
+                f"a state is an int32 array of shape ({layout.STATE_LEN},), got {state.dtype} "
                 f"{state.shape}; make states with game.initial_state() and game.apply()"
             )
-        if state[L.STATUS] != L.ONGOING:
+        if state[layout.STATUS] != layout.ONGOING:
             raise ValueError("cannot search a finished game: the state is terminal")
-        K.seed(int(self._rng.integers(2**31 - 1)))
+        kernels.seed(int(self._rng.integers(2**31 - 1)))
         self._reset(state)
         deadline = None if self.time_per_move is None else time.perf_counter() + self.time_per_move
         budget = self.num_simulations
@@ -279,7 +280,7 @@ class UCT:
         tree = self._tree
         children = np.arange(tree.first_child[0], tree.first_child[0] + tree.num_children[0])
         visits = tree.visits[children]
-        counts = np.zeros(int(K.num_actions(state)), np.int64)
+        counts = np.zeros(int(kernels.num_actions(state)), np.int64)
         counts[tree.action[children]] = visits
         proven = tree.proven[children]
         if (proven == 1).any():

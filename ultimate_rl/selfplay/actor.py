@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ultimate_rl.games import kernels as K
+from ultimate_rl.games import kernels
 from ultimate_rl.games import make as make_game
 from ultimate_rl.nn import build_model, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
@@ -75,7 +75,7 @@ def play_round(
 ) -> SelfPlayData:
     """``num_games`` games whose every random choice derives from ``(seed, index)``."""
     rng = np.random.default_rng([seed, index])
-    K.seed(int(rng.integers(2**31)))  # numba's generator (noise, tie breaks inside kernels)
+    kernels.seed(int(rng.integers(2**31)))  # numba's generator (noise, tie breaks inside kernels)
     return worker.play(evaluate, num_games, rng)
 
 

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.symmetry import Symmetry
 from ultimate_rl.nn.losses import Batch
@@ -47,7 +46,7 @@ class ReplayBuffer:
         self.observation_shape = tuple(int(d) for d in game.observation_shape)
         self.num_actions = int(game.num_actions)
         self.specs = tuple(targets)
-        self.states = np.zeros((self.capacity, L.STATE_LEN), dtype=L.STATE_DTYPE)
+        self.states = np.zeros((self.capacity, layout.STATE_LEN), dtype=layout.STATE_DTYPE)
         self.targets = {
             t.name: np.zeros((self.capacity, *t.shape(self.num_actions)), dtype=t.dtype)
             for t in self.specs
@@ -67,11 +66,11 @@ class ReplayBuffer:
     def add(self, states: np.ndarray, targets: Mapping[str, np.ndarray | float | bool]) -> None:
         """Appends ``n`` positions (first axis) with their ``targets`` by name; a target may be
         one value for all of them (e.g. ``full_search=False``)."""
-        states = np.asarray(states, dtype=L.STATE_DTYPE)
+        states = np.asarray(states, dtype=layout.STATE_DTYPE)
         n = states.shape[0] if states.ndim == 2 else -1
-        if n < 0 or states.shape[1] != L.STATE_LEN:
+        if n < 0 or states.shape[1] != layout.STATE_LEN:
             raise ValueError(
-                f"replay add: states must have shape [n, ...] = ['n', {L.STATE_LEN}] for this "
+                f"replay add: states must have shape [n, ...] = ['n', {layout.STATE_LEN}] for this "
                 f"game, got {list(states.shape)}"
             )
         if sorted(targets) != sorted(self.targets):
@@ -80,8 +79,8 @@ class ReplayBuffer:
                 f"{sorted(self.targets)}"
             )
         arrays = {t.name: self._checked(t, targets[t.name], n) for t in self.specs}
-        if np.any(states[:, L.GAME] != self.game_id):
-            found = sorted(set(states[:, L.GAME].tolist()) - {self.game_id})
+        if np.any(states[:, layout.GAME] != self.game_id):
+            found = sorted(set(states[:, layout.GAME].tolist()) - {self.game_id})
             raise ValueError(
                 f"replay add: states of game id(s) {found} in a buffer for game id "
                 f"{self.game_id}; add only positions of the buffer's game"
@@ -127,7 +126,7 @@ class ReplayBuffer:
         index = rng.integers(0, len(self), size=batch_size)
         planes = np.empty((batch_size, *self.observation_shape), dtype=np.float32)
         masks = np.empty((batch_size, self.num_actions), dtype=bool)
-        K.encode_batch(self.states[index], planes, masks)
+        kernels.encode_batch(self.states[index], planes, masks)
         batch = Batch(planes, masks, {name: a[index] for name, a in self.targets.items()})
         if symmetries:
             batch = apply_random_symmetries(batch, symmetries, rng, self.specs)

@@ -22,8 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.evaluator import BACKENDS
@@ -258,7 +257,7 @@ class _SelfPlayRound:
         full = bool(self.rng.random() < s.playout_cap.fraction_full)
         sims = self.search_config.num_simulations if full else s.playout_cap.fast_simulations
         states = np.stack([g.state for g in self.live])
-        early = states[:, L.MOVES] < s.temperature_moves
+        early = states[:, layout.MOVES] < s.temperature_moves
         temperature = np.where(early, s.temperature, s.final_temperature)
         out = self.searcher.search(
             states, evaluate, add_noise=full, num_simulations=sims, temperature=temperature
@@ -276,10 +275,10 @@ class _SelfPlayRound:
     def _play_move(self, game: _LiveGame, root_value: float, action: int) -> float | None:
         """Resigns or plays ``action``; returns the first player's result if the game ended."""
         resign = self.settings.resign
-        mover = int(game.state[L.PLAYER])
+        mover = int(game.state[layout.PLAYER])
         resigning = (
             resign.enabled
-            and int(game.state[L.MOVES]) >= resign.min_moves
+            and int(game.state[layout.MOVES]) >= resign.min_moves
             and root_value < resign.threshold
         )
         if resigning and game.can_resign:
@@ -287,9 +286,13 @@ class _SelfPlayRound:
             return -1.0 if mover == 0 else 1.0
         if resigning and game.would_resign < 0:
             game.would_resign = mover
-        K.apply(game.state, action)
+        kernels.apply(game.state, action)
         self.stats.moves += 1
-        return None if game.state[L.STATUS] == L.ONGOING else float(K.outcome(game.state))
+        return (
+            None
+            if game.state[layout.STATUS] == layout.ONGOING
+            else float(kernels.outcome(game.state))
+        )
 
     def _finish(self, row: int, first_player_result: float) -> None:
         """Counts and records the game of ``row``, then refills the row (or drops it)."""
@@ -303,7 +306,7 @@ class _SelfPlayRound:
             stats.resign_false += first_player_result * (1 - 2 * game.would_resign) >= 0
         no_reply = np.zeros(self.game.num_actions, np.float32)
         for j, (state, policy, full, root_value) in enumerate(game.history):
-            mover_sign = 1.0 - 2.0 * state[L.PLAYER]
+            mover_sign = 1.0 - 2.0 * state[layout.PLAYER]
             # the reply's policy is a target only where it came from a full search
             reply = game.history[j + 1] if j + 1 < len(game.history) else None
             reply_policy = reply[1] if reply is not None and reply[2] else no_reply
@@ -341,8 +344,8 @@ class SelfPlayWorker:
 
     def _to_arrays(self, recorded: list[_Record], stats: SelfPlayStats) -> SelfPlayData:
         actions = (self.game.num_actions,)
-        layout = _Record(
-            ((L.STATE_LEN,), np.int32),
+        shapes = _Record(
+            ((layout.STATE_LEN,), np.int32),
             (actions, np.float32),
             ((), np.float32),
             ((), np.bool_),
@@ -351,6 +354,6 @@ class SelfPlayWorker:
         )
         arrays = [
             np.array([r[k] for r in recorded], dtype).reshape(len(recorded), *shape)
-            for k, (shape, dtype) in enumerate(layout)
+            for k, (shape, dtype) in enumerate(shapes)
         ]
         return SelfPlayData(*arrays, stats=stats)

@@ -20,9 +20,7 @@ from typing import Any
 import numpy as np
 
 from ultimate_rl.agents.match import BatchPlayer, play_games
-from ultimate_rl.games import Game, random_opening, solve
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import Game, kernels, layout, random_opening, solve
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
 
@@ -44,7 +42,7 @@ class NetworkPlayer:
         if self.num_simulations == 0:
             planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
             masks = np.zeros((n, self.game.num_actions), dtype=bool)
-            K.encode_batch(states, planes, masks)
+            kernels.encode_batch(states, planes, masks)
             logits, _ = self.evaluate(planes, masks)
             return np.where(masks, logits, -np.inf).argmax(axis=1)
         if self._searcher is None or self._searcher.batch_size < n:
@@ -161,17 +159,17 @@ def worst_case_vs_solver(
     while frontier:
         following: dict[bytes, np.ndarray] = {}
         states = list(frontier.values())
-        ongoing = [s for s in states if s[L.STATUS] == L.ONGOING]
+        ongoing = [s for s in states if s[layout.STATUS] == layout.ONGOING]
         for state in states:
-            if state[L.STATUS] != L.ONGOING:
-                result = int(K.outcome(state))
+            if state[layout.STATUS] != layout.ONGOING:
+                result = int(kernels.outcome(state))
                 worst = min(worst, result if side == 0 else -result)
-        mine = [s for s in ongoing if s[L.PLAYER] == side]
+        mine = [s for s in ongoing if s[layout.PLAYER] == side]
         moves = player.actions(np.stack(mine)) if mine else []
-        replies = [(s, a) for s in ongoing if s[L.PLAYER] != side for a in solve(game, s)[1]]
+        replies = [(s, a) for s in ongoing if s[layout.PLAYER] != side for a in solve(game, s)[1]]
         for state, action in [*zip(mine, moves, strict=True), *replies]:
             child = state.copy()
-            K.apply(child, int(action))
+            kernels.apply(child, int(action))
             following[child.tobytes()] = child
         if len(following) > max_positions:
             return None

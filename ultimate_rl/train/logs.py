@@ -17,8 +17,7 @@ import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from ultimate_rl.games import kernels as K
-from ultimate_rl.games import sample_positions
+from ultimate_rl.games import kernels, sample_positions
 from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.worker import SelfPlayStats
 from ultimate_rl.train.config import RunConfig
@@ -107,7 +106,7 @@ class RunLog:
         states = np.stack(self.probes)
         planes = np.zeros((len(states), *game.observation_shape), dtype=np.float32)
         masks = np.zeros((len(states), game.num_actions), dtype=bool)
-        K.encode_batch(states, planes, masks)
+        kernels.encode_batch(states, planes, masks)
         logits, values = self.evaluate(planes, masks)
         policies = np.exp(logits - logits.max(axis=1, keepdims=True)) * masks
         policies /= policies.sum(axis=1, keepdims=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.checkpoint import save_checkpoint
@@ -33,7 +33,7 @@ def uct_labels(
     """``positions`` states after 0..``max_plies`` random moves, with UCT's visit distribution
     ``[N, A]`` and root value ``[N]`` (mover's view) after ``simulations`` simulations."""
     uct = UCT(num_simulations=simulations, seed=int(rng.integers(2**31)))
-    states = np.zeros((positions, L.STATE_LEN), L.STATE_DTYPE)
+    states = np.zeros((positions, layout.STATE_LEN), layout.STATE_DTYPE)
     policies = np.zeros((positions, game.num_actions), np.float32)
     values = np.zeros(positions, np.float32)
     for i in range(positions):

@@ -26,7 +26,7 @@ import numpy as np
 from numba import literal_unroll, njit
 from numba.core.registry import CPUDispatcher
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 from ultimate_rl.games.kernels import numerical_ttt as _num
 from ultimate_rl.games.kernels import tictactoe as _ttt
 from ultimate_rl.games.kernels import uttt as _uttt
@@ -47,7 +47,7 @@ class GameKernels(NamedTuple):
 def num_actions(state: np.ndarray) -> int:
     count = 0
     for game in literal_unroll(GAMES):
-        if state[L.GAME] == game.game_id:
+        if state[layout.GAME] == game.game_id:
             count = game.num_actions(state)
     return count
 
@@ -56,7 +56,7 @@ def num_actions(state: np.ndarray) -> int:
 def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
     count = 0
     for game in literal_unroll(GAMES):
-        if state[L.GAME] == game.game_id:
+        if state[layout.GAME] == game.game_id:
             count = game.legal_mask(state, mask)
     return count
 
@@ -64,14 +64,14 @@ def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
 @njit(cache=True)
 def apply(state: np.ndarray, action: int) -> None:
     for game in literal_unroll(GAMES):
-        if state[L.GAME] == game.game_id:
+        if state[layout.GAME] == game.game_id:
             game.apply(state, action)
 
 
 @njit(cache=True)
 def encode(state: np.ndarray, planes: np.ndarray) -> None:
     for game in literal_unroll(GAMES):
-        if state[L.GAME] == game.game_id:
+        if state[layout.GAME] == game.game_id:
             game.encode(state, planes)
 
 
@@ -80,7 +80,7 @@ def random_playout(state: np.ndarray) -> float:
     """Plays uniformly random moves from a COPY of ``state``; returns the first player's result."""
     result = 0.0
     for game in literal_unroll(GAMES):
-        if state[L.GAME] == game.game_id:
+        if state[layout.GAME] == game.game_id:
             result = game.random_playout(state)
     return result
 
@@ -89,8 +89,8 @@ def random_playout(state: np.ndarray) -> float:
 def _any_game_random_playout(state: np.ndarray) -> float:
     """The random playout of a game without a fast path of its own."""
     s = state.copy()
-    mask = np.empty(L.MAX_ACTIONS, dtype=np.uint8)
-    while s[L.STATUS] == L.ONGOING:
+    mask = np.empty(layout.MAX_ACTIONS, dtype=np.uint8)
+    while s[layout.STATUS] == layout.ONGOING:
         apply(s, random_action(s, mask))
     return outcome(s)
 
@@ -104,9 +104,9 @@ def _kernels(game_id: int, module: ModuleType) -> GameKernels:
 
 
 GAMES = (
-    _kernels(L.UTTT_ID, _uttt),
-    _kernels(L.NUMERICAL_TTT_ID, _num),
-    _kernels(L.TICTACTOE_ID, _ttt),
+    _kernels(layout.UTTT_ID, _uttt),
+    _kernels(layout.NUMERICAL_TTT_ID, _num),
+    _kernels(layout.TICTACTOE_ID, _ttt),
 )
 """Every game, listed once: the kernels above reach a state's game through this table, which
 numba unrolls at compile time into one direct call per game (no per-game branch to edit)."""
@@ -118,7 +118,7 @@ def encode_batch(states: np.ndarray, planes: np.ndarray, masks: np.ndarray) -> N
 
     ``planes`` [N, C, H, W] float32 and ``masks`` [N, A] bool are overwritten.
     """
-    scratch = np.zeros(L.MAX_ACTIONS, dtype=np.uint8)
+    scratch = np.zeros(layout.MAX_ACTIONS, dtype=np.uint8)
     for i in range(states.shape[0]):
         planes[i] = 0.0
         encode(states[i], planes[i])
@@ -129,16 +129,16 @@ def encode_batch(states: np.ndarray, planes: np.ndarray, masks: np.ndarray) -> N
 
 @njit(cache=True)
 def is_terminal(state: np.ndarray) -> bool:
-    return state[L.STATUS] != L.ONGOING
+    return state[layout.STATUS] != layout.ONGOING
 
 
 @njit(cache=True)
 def outcome(state: np.ndarray) -> float:
     """+1 / -1 / 0 from the first player's point of view (0 also while the game goes on)."""
-    s = state[L.STATUS]
-    if s == L.FIRST_WON:
+    s = state[layout.STATUS]
+    if s == layout.FIRST_WON:
         return 1.0
-    if s == L.SECOND_WON:
+    if s == layout.SECOND_WON:
         return -1.0
     return 0.0
 
@@ -172,8 +172,8 @@ def perft(state: np.ndarray, depth: int) -> int:
     if depth <= 0:
         return 1
     n = num_actions(state)
-    states = np.empty((depth, L.STATE_LEN), dtype=state.dtype)
-    masks = np.zeros((depth, L.MAX_ACTIONS), dtype=np.uint8)
+    states = np.empty((depth, layout.STATE_LEN), dtype=state.dtype)
+    masks = np.zeros((depth, layout.MAX_ACTIONS), dtype=np.uint8)
     next_action = np.zeros(depth, dtype=np.int64)
     states[0] = state
     count = legal_mask(states[0], masks[0])

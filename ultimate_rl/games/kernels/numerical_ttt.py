@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 
-CELLS = L.BODY
-USED = L.BODY + 9
+CELLS = layout.BODY
+USED = layout.BODY + 9
 
 NUM_ACTIONS = 81
 TARGET = 15
@@ -48,10 +48,10 @@ CELL_LINES = _cell_lines()
 
 def initial_state() -> np.ndarray:
     """The empty board, the odd player to move."""
-    state = np.zeros(L.STATE_LEN, dtype=L.STATE_DTYPE)
-    state[L.GAME] = L.NUMERICAL_TTT_ID
-    state[L.STATUS] = L.ONGOING
-    state[L.LAST] = -1
+    state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
+    state[layout.GAME] = layout.NUMERICAL_TTT_ID
+    state[layout.STATUS] = layout.ONGOING
+    state[layout.LAST] = -1
     return state
 
 
@@ -63,10 +63,10 @@ def num_actions(state: np.ndarray) -> int:
 @njit(cache=True)
 def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
     mask[:NUM_ACTIONS] = 0
-    if state[L.STATUS] != L.ONGOING:
+    if state[layout.STATUS] != layout.ONGOING:
         return 0
     used = state[USED]
-    first_number = 1 if state[L.PLAYER] == 0 else 2
+    first_number = 1 if state[layout.PLAYER] == 0 else 2
     count = 0
     for cell in range(9):
         if state[CELLS + cell] == 0:
@@ -79,13 +79,13 @@ def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
 
 @njit(cache=True)
 def apply(state: np.ndarray, action: int) -> None:
-    player = state[L.PLAYER]
+    player = state[layout.PLAYER]
     cell = action // 9
     number = action % 9 + 1
     state[CELLS + cell] = number
     state[USED] |= 1 << number
-    state[L.MOVES] += 1
-    state[L.LAST] = action
+    state[layout.MOVES] += 1
+    state[layout.LAST] = action
     won = False
     for j in range(4):
         a, b, c = CELL_LINES[cell, j, 0], CELL_LINES[cell, j, 1], CELL_LINES[cell, j, 2]
@@ -96,10 +96,10 @@ def apply(state: np.ndarray, action: int) -> None:
             won = True
             break
     if won:
-        state[L.STATUS] = L.FIRST_WON + player
-    elif state[L.MOVES] == 9:
-        state[L.STATUS] = L.DRAW
-    state[L.PLAYER] = 1 - player
+        state[layout.STATUS] = layout.FIRST_WON + player
+    elif state[layout.MOVES] == 9:
+        state[layout.STATUS] = layout.DRAW
+    state[layout.PLAYER] = 1 - player
 
 
 @njit(cache=True)
@@ -114,5 +114,5 @@ def encode(state: np.ndarray, planes: np.ndarray) -> None:
     for number in range(1, 10):
         if (used >> number) & 1 == 0:
             planes[8 + number] = 1.0
-    if state[L.PLAYER] == 0:
+    if state[layout.PLAYER] == 0:
         planes[18] = 1.0

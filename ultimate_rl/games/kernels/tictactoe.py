@@ -17,11 +17,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 
-SIZE = L.BODY
-K_IN_ROW = L.BODY + 1
-MARKS = L.BODY + 2
+SIZE = layout.BODY
+K_IN_ROW = layout.BODY + 1
+MARKS = layout.BODY + 2
 
 MIN_SIZE = 3
 MAX_SIZE = 5
@@ -64,10 +64,10 @@ LINES_THROUGH, LINE_COUNT = _line_tables()
 
 def initial_state(size: int, k: int) -> np.ndarray:
     """The empty board, first player (X) to move; size and k are assumed already validated."""
-    state = np.zeros(L.STATE_LEN, dtype=L.STATE_DTYPE)
-    state[L.GAME] = L.TICTACTOE_ID
-    state[L.STATUS] = L.ONGOING
-    state[L.LAST] = -1
+    state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
+    state[layout.GAME] = layout.TICTACTOE_ID
+    state[layout.STATUS] = layout.ONGOING
+    state[layout.LAST] = -1
     state[SIZE] = size
     state[K_IN_ROW] = k
     return state
@@ -81,7 +81,7 @@ def num_actions(state: np.ndarray) -> int:
 @njit(cache=True)
 def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
     n = num_actions(state)
-    if state[L.STATUS] != L.ONGOING:
+    if state[layout.STATUS] != layout.ONGOING:
         mask[:n] = 0
         return 0
     occupied = state[MARKS] | state[MARKS + 1]
@@ -95,13 +95,13 @@ def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
 
 @njit(cache=True)
 def apply(state: np.ndarray, action: int) -> None:
-    player = state[L.PLAYER]
+    player = state[layout.PLAYER]
     size = state[SIZE]
     k = state[K_IN_ROW]
     marks = state[MARKS + player] | (1 << action)
     state[MARKS + player] = marks
-    state[L.MOVES] += 1
-    state[L.LAST] = action
+    state[layout.MOVES] += 1
+    state[layout.LAST] = action
     won = False
     for j in range(LINE_COUNT[size, k, action]):
         line = LINES_THROUGH[size, k, action, j]
@@ -109,16 +109,16 @@ def apply(state: np.ndarray, action: int) -> None:
             won = True
             break
     if won:
-        state[L.STATUS] = L.FIRST_WON + player
-    elif state[L.MOVES] == size * size:
-        state[L.STATUS] = L.DRAW
-    state[L.PLAYER] = 1 - player
+        state[layout.STATUS] = layout.FIRST_WON + player
+    elif state[layout.MOVES] == size * size:
+        state[layout.STATUS] = layout.DRAW
+    state[layout.PLAYER] = 1 - player
 
 
 @njit(cache=True)
 def encode(state: np.ndarray, planes: np.ndarray) -> None:
     """Planes (3, size, size): the mover's marks, the opponent's marks, all ones if X moves."""
-    player = state[L.PLAYER]
+    player = state[layout.PLAYER]
     size = state[SIZE]
     own = state[MARKS + player]
     other = state[MARKS + 1 - player]

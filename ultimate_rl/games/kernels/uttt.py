@@ -20,14 +20,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import layout as L
+from ultimate_rl.games import layout
 
-X_CELLS = L.BODY
-O_CELLS = L.BODY + 9
-WON_X = L.BODY + 18
-WON_O = L.BODY + 19
-CLOSED = L.BODY + 20
-FORCED = L.BODY + 21
+X_CELLS = layout.BODY
+O_CELLS = layout.BODY + 9
+WON_X = layout.BODY + 18
+WON_O = layout.BODY + 19
+CLOSED = layout.BODY + 20
+FORCED = layout.BODY + 21
 
 FULL = 0x1FF  # all nine bits
 NUM_ACTIONS = 81
@@ -54,11 +54,11 @@ HAS_LINE, POPCOUNT, NTH_BIT = _tables()
 
 def initial_state() -> np.ndarray:
     """The start position: empty boards, X to move anywhere."""
-    state = np.zeros(L.STATE_LEN, dtype=L.STATE_DTYPE)
-    state[L.GAME] = L.UTTT_ID
-    state[L.PLAYER] = 0
-    state[L.STATUS] = L.ONGOING
-    state[L.LAST] = -1
+    state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
+    state[layout.GAME] = layout.UTTT_ID
+    state[layout.PLAYER] = 0
+    state[layout.STATUS] = layout.ONGOING
+    state[layout.LAST] = -1
     state[FORCED] = -1
     return state
 
@@ -85,7 +85,7 @@ def _empty(state: np.ndarray, board: int) -> int:
 @njit(cache=True)
 def legal_mask(state: np.ndarray, mask: np.ndarray) -> int:
     mask[:NUM_ACTIONS] = 0
-    if state[L.STATUS] != L.ONGOING:
+    if state[layout.STATUS] != layout.ONGOING:
         return 0
     playable = _playable(state)
     count = 0
@@ -119,10 +119,10 @@ def _mark(
 def _status(player: int, won: int, closed: int) -> int:
     """Game status after ``player`` moved, given that player's won boards and the closed ones."""
     if HAS_LINE[won]:
-        return L.FIRST_WON + player
+        return layout.FIRST_WON + player
     if closed == FULL:
-        return L.DRAW
-    return L.ONGOING
+        return layout.DRAW
+    return layout.ONGOING
 
 
 @njit(cache=True, inline="always")
@@ -135,15 +135,15 @@ def _forced(closed: int, cell: int) -> int:
 def apply(state: np.ndarray, action: int) -> None:
     board = action // 9
     cell = action % 9
-    player = state[L.PLAYER]
+    player = state[layout.PLAYER]
     won, closed = _mark(state, player, board, cell, state[WON_X + player], state[CLOSED])
     state[WON_X + player] = won
     state[CLOSED] = closed
-    state[L.STATUS] = _status(player, won, closed)
+    state[layout.STATUS] = _status(player, won, closed)
     state[FORCED] = _forced(closed, cell)
-    state[L.PLAYER] = 1 - player
-    state[L.MOVES] += 1
-    state[L.LAST] = action
+    state[layout.PLAYER] = 1 - player
+    state[layout.MOVES] += 1
+    state[layout.LAST] = action
 
 
 @njit(cache=True)
@@ -160,10 +160,10 @@ def _fill_blocks(plane: np.ndarray, boards: int) -> None:
 def encode(state: np.ndarray, planes: np.ndarray) -> None:
     """Planes, mover's view: 0 own marks, 1 opponent marks, 2 legal cells, 3 own won boards,
     4 opponent won boards, 5 drawn boards, 6 ones (marks the padding edge), 7 mover is first."""
-    player = state[L.PLAYER]
+    player = state[layout.PLAYER]
     own_cells = X_CELLS if player == 0 else O_CELLS
     opp_cells = O_CELLS if player == 0 else X_CELLS
-    ongoing = state[L.STATUS] == L.ONGOING
+    ongoing = state[layout.STATUS] == layout.ONGOING
     playable = _playable(state) if ongoing else 0
     for board in range(9):
         own = state[own_cells + board]
@@ -232,13 +232,13 @@ def random_playout(state: np.ndarray) -> float:
     """
     s = state.copy()
     # int64 locals: mixing them with the int32 array entries would otherwise unify types per step
-    status = np.int64(s[L.STATUS])
-    player = np.int64(s[L.PLAYER])
+    status = np.int64(s[layout.STATUS])
+    player = np.int64(s[layout.PLAYER])
     closed = np.int64(s[CLOSED])
     forced = np.int64(s[FORCED])
     x = np.uint64(np.random.randint(1, 2**62))
     for _ in range(NUM_ACTIONS):  # no game lasts longer: a corrupt state cannot loop forever
-        if status != L.ONGOING:
+        if status != layout.ONGOING:
             break
         x = _xorshift(x)
         action = _random_move(s, forced, closed, x)
@@ -248,10 +248,10 @@ def random_playout(state: np.ndarray) -> float:
         status = _status(player, won, closed)
         forced = _forced(closed, cell)
         player = 1 - player
-    if status == L.ONGOING:
+    if status == layout.ONGOING:
         raise ValueError("random_playout: inconsistent uttt state (no legal move left)")
-    if status == L.FIRST_WON:
+    if status == layout.FIRST_WON:
         return 1.0
-    if status == L.SECOND_WON:
+    if status == layout.SECOND_WON:
         return -1.0
     return 0.0
