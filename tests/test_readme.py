@@ -132,11 +132,33 @@ def export_variant(args: list[str]) -> Variant:
     return Variant(args, slow=True)
 
 
+def compare_variant(args: list[str]) -> Variant:
+    """A comparison trains for hours: its help here (~3 s); tests/test_compare.py runs a tiny
+    one end to end."""
+    return Variant([*args, "--help"])
+
+
+def pretrain_variant(args: list[str]) -> Variant:
+    """A few UCT-labelled positions and two optimiser steps (~20 s for UTTT)."""
+    tiny = ["--positions", "8", "--simulations", "16", "--max-plies", "4", "--steps", "2"]
+    return Variant([*tiny, *args], slow=True)
+
+
 RULES: dict[str, Callable[[list[str]], Variant]] = {
     "scripts/train.py": train_variant,
     "scripts/evaluate.py": evaluate_variant,
     "scripts/export.py": export_variant,
     "scripts/play.py": play_variant,
+    "scripts/compare.py": compare_variant,
+    "scripts/pretrain_uct.py": pretrain_variant,
+}
+# The Hydra config each script composes (the others take their own arguments).
+CONFIGS = {
+    "scripts/train.py": "train",
+    "scripts/evaluate.py": "evaluate",
+    "scripts/export.py": "export",
+    "scripts/play.py": "play",
+    "scripts/pretrain_uct.py": "train",
 }
 
 
@@ -211,12 +233,14 @@ def test_readme_commands_compose() -> None:
                 variant(words)
             except KeyError:
                 continue  # test_every_readme_command_has_a_rule reports it
-            args = [a for a in words[2:] if not a.startswith("-")]
+            if words[1] not in CONFIGS:
+                continue
+            args = [a for a in words[2:] if "=" in a and not a.startswith("-")]
             for override in parser.parse_overrides(args):
                 if override.is_sweep_override():
                     first = next(override.sweep_string_iterator())
                     args[args.index(override.input_line)] = f"{override.key_or_group}={first}"
-            compose(Path(words[1]).stem, overrides=args)
+            compose(CONFIGS[words[1]], overrides=args)
 
 
 @pytest.fixture(scope="module")
