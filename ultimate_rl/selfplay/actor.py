@@ -27,6 +27,7 @@ from ultimate_rl.nn import build_model, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.search import Evaluator, SearchConfig
+from ultimate_rl.selfplay.inference_server import InferenceClient
 from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlayWorker
 
 Weights = dict[str, np.ndarray]
@@ -63,6 +64,7 @@ class ActorSpec:
     search: SearchConfig
     settings: SelfPlaySettings
     device: str = "cpu"
+    server_address: str | None = None  # set: evaluate through the inference server there
 
 
 def export_weights(model: PolicyValueNet) -> Weights:
@@ -91,19 +93,28 @@ class ActorCore:
     def __init__(self, spec: ActorSpec) -> None:
         torch.set_num_threads(1)
         game = make_game(spec.game_spec["name"], **spec.game_spec["options"])
-        self.model = build_model(game, ModelConfig.from_dict(spec.model_config)).to(spec.device)
         self.worker = SelfPlayWorker(game, spec.search, spec.settings)
-        self.evaluate = make_actor_evaluator(self.model, spec.device, spec.settings.inference)
         self.version = -1
+        self.model: PolicyValueNet | None = None
+        if spec.server_address is not None:  # the server holds the network and its weights
+            shape = game.encode(game.initial_state()).shape
+            self.evaluate = InferenceClient(spec.server_address, shape, game.num_actions)
+            return
+        self.model = build_model(game, ModelConfig.from_dict(spec.model_config)).to(spec.device)
+        self.evaluate = make_actor_evaluator(self.model, spec.device, spec.settings.inference)
 
     def set_weights(self, weights: Weights, version: int) -> None:
-        """The one place an actor takes new weights."""
+        """The one place an actor takes new weights (with an inference server, the server's
+        ``load`` does: ``ProcessBackend.publish``)."""
+        assert self.model is not None
         self.model.load_state_dict({k: torch.tensor(v) for k, v in weights.items()})
         self.version = version
 
     def run(self, job: Job, weights: Weights | None) -> Result:
         """Plays ``job``; ``weights`` (``job.version``'s) are loaded unless already held."""
-        if job.version != self.version:
+        if job.version != self.version and self.model is None:
+            self.version = job.version  # the inference server loaded it before the job came
+        elif job.version != self.version:
             if weights is None:
                 raise RuntimeError(f"actor holds weights {self.version}, job needs {job.version}")
             self.set_weights(weights, job.version)

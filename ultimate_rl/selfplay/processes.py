@@ -6,6 +6,11 @@ per worker bounds what waits in memory, and a worker is only sent to while it wa
 so neither side can block the other. ``wait`` watches the pipes and the processes' sentinels
 together: a worker that dies (SIGKILL, out of memory) is noticed at once, replaced, and its job
 sent again to the replacement, which plays the same games (``actor.Job``).
+
+With ``selfplay.inference_server=true`` the workers hold no network: one ``InferenceServer``
+process evaluates for all of them (``selfplay.inference_server``). ``publish`` loads each weight
+version into it before any job of that version is sent; ``wait`` watches its sentinel too, and a
+dead server stops self-play with a ``RuntimeError``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from ultimate_rl.selfplay.actor import (
     actor_start_environment,
     ignore_stop_signals,
 )
+from ultimate_rl.selfplay.inference_server import InferenceServer
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +64,12 @@ class ProcessBackend:
     """``workers`` worker processes; see the module doc."""
 
     def __init__(self, spec: ActorSpec, workers: int) -> None:
-        self.spec = spec
         self.context = mp.get_context("spawn")
+        self.server: InferenceServer | None = None
+        if spec.settings.inference_server:
+            self.server = InferenceServer(spec, self.context)
+            spec = dataclasses.replace(spec, server_address=self.server.address)
+        self.spec = spec
         self.weights: Weights | None = None
         self.version = -1
         self.replaced = 0
@@ -79,13 +89,16 @@ class ProcessBackend:
 
     def publish(self, weights: Weights, version: int) -> None:
         """The weights that jobs of ``version`` are played with."""
+        if self.server is not None:
+            self.server.load(weights, version)
         self.weights, self.version = weights, version
 
     def submit(self, actor: int, job: Job) -> None:
         """Sends ``job`` to worker ``actor`` (idle); a dead worker is replaced in ``wait``."""
         slot = self.slots[actor]
         slot.job = job
-        weights = self.weights if slot.version != job.version else None
+        stale = slot.version != job.version and self.server is None
+        weights = self.weights if stale else None
         try:
             slot.conn.send((job, weights))
             slot.version = job.version
@@ -96,7 +109,10 @@ class ProcessBackend:
         """The jobs finished within ``timeout`` seconds, as (actor, result)."""
         busy = {i: s for i, s in enumerate(self.slots) if s.job is not None}
         handles = [s.conn for s in busy.values()] + [s.process.sentinel for s in busy.values()]
+        if self.server is not None:
+            handles.append(self.server.sentinel)
         ready = set(wait(handles, timeout)) if handles else set()
+        self._check_server(ready)
         done = []
         for i, slot in busy.items():
             message = None
@@ -106,6 +122,7 @@ class ProcessBackend:
                 except (EOFError, ConnectionResetError):
                     message = None
             if isinstance(message, str):
+                self._check_server({self.server.sentinel} if self.server else set(), 1.0)
                 self.close()
                 raise RuntimeError(f"self-play worker {i} failed:\n{message}")
             if isinstance(message, Result):
@@ -114,6 +131,16 @@ class ProcessBackend:
             elif slot.conn in ready or slot.process.sentinel in ready:
                 self._replace(i)
         return done
+
+    def _check_server(self, ready: set, grace: float = 0.0) -> None:
+        """Raises (after stopping the workers) if the inference server has died."""
+        if self.server is None or self.server.sentinel not in ready:
+            return
+        self.server.process.join(timeout=grace)
+        if not self.server.alive():
+            message = self.server.death_message()
+            self.close()
+            raise RuntimeError(message)
 
     def _replace(self, actor: int) -> None:
         """A new process in the dead worker's place, given the job the dead one had (with the
@@ -154,3 +181,6 @@ class ProcessBackend:
                 slot.process.join(timeout=5)
             slot.conn.close()
         self.slots = []
+        if self.server is not None:
+            self.server.close()
+            self.server = None

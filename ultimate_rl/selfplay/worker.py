@@ -76,7 +76,8 @@ class SelfPlaySettings:
 
     workers: int = 1
     backend: str = "processes"  # where workers > 1 (or async actors) run: processes | ray
-    actor_device: str = "cpu"  # the device of each actor's network (cpu, cuda)
+    actor_device: str = "cpu"  # the device of each actor's network (cpu, cuda, auto)
+    inference_server: bool = False  # one batching server on actor_device feeds every actor
     parallel_games: int = 64
     games_per_iteration: int = 128
     temperature: float = 1.0
@@ -96,6 +97,12 @@ class SelfPlaySettings:
             )
         if self.backend not in ("processes", "ray"):
             raise ValueError(f"unknown selfplay.backend {self.backend!r}; choose processes or ray")
+        if self.inference_server and self.backend != "processes":
+            raise ValueError(
+                "selfplay.inference_server=true needs selfplay.backend=processes (Ray actors "
+                "each keep their own evaluator): set selfplay.backend=processes or "
+                "selfplay.inference_server=false"
+            )
         if self.temperature < 0 or self.final_temperature < 0:
             raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
 
