@@ -23,10 +23,12 @@ connects again; the server drops a client whose connection breaks. A server that
 learner's side raise ``RuntimeError`` (the backend watches its sentinel) and its clients raise
 ``RuntimeError`` instead of waiting forever.
 
-Plain pipes against shared memory: a round trip of 128 UTTT positions (8x9x9 float32 planes,
-332 kB) over a socket costs about as much as over shared memory plus a one-byte signal on this
-CPU (``scripts`` figures in the README), next to milliseconds of inference, so the simpler pipes
-stay.
+Plain pipes against shared memory, measured on the 2-core VM under load (2026-12-01): a round trip
+of 128 UTTT positions (8x9x9 float32 planes, 332 kB out; 42 kB of logits and values back) took
+155-560 us over the socket and 66-190 us through shared memory plus a one-byte signal, against
+23 ms for the ``uttt_cpu`` network's forward pass of those positions on one core: 1-2% of a
+batch, so the simpler pipes stay. (With a GPU's few-millisecond batches and many clients,
+shared memory may be worth its bookkeeping: per-client segments, remade for a replaced worker.)
 """
 
 from __future__ import annotations
@@ -107,8 +109,7 @@ class _Server:
             if self.control in ready and not self._control():
                 return
             if self.listener in ready:
-                client, _ = self.listener.accept()
-                self.clients.append(Connection(client.detach()))
+                self._accept()
             requests = []
             for conn in [c for c in self.clients if c in ready]:
                 try:
@@ -118,6 +119,16 @@ class _Server:
                     self._drop(conn)
             for batch in _batches(requests, self.max_batch):
                 self._answer(batch)
+
+    def _accept(self) -> None:
+        """Every client waiting to connect (the listener does not block)."""
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except BlockingIOError:
+                return
+            client.setblocking(True)
+            self.clients.append(Connection(client.detach()))
 
     def _control(self) -> bool:
         """Loads a weight version (and says so); ``False`` when told to stop."""
@@ -173,6 +184,7 @@ def _server_main(spec: Any, address: str, control: Connection) -> None:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(address)
         listener.listen(256)
+        listener.setblocking(False)
         server = _Server(spec, listener, control)
         control.send(("ready", os.getpid()))
         server.serve()
