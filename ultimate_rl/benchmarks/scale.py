@@ -5,9 +5,13 @@ Figures, for the ``scale.preset`` training preset's network and search (``uttt_c
 
 - ``scale_<backend>_<n>_actors_positions_per_s``: moves per second that ``n`` streaming actors
   (1, 2 and every core) deliver to the learner, per backend, after each actor's first job
-  (process start and kernel loading excluded);
-- ``scale_learner_samples_per_s``: positions per second through the optimiser on the best
-  device;
+  (process start and kernel loading excluded); each actor has its own evaluator on
+  ``scale.actor_device``;
+- ``scale_processes_server_<n>_actors_positions_per_s`` (``scale.inference_server`` lists
+  ``true``): the same through ONE inference server on ``scale.actor_device`` that every worker
+  process feeds (``selfplay.inference_server=true``);
+- ``scale_learner_samples_per_s`` (unless ``scale.learner=false``): positions per second
+  through the optimiser on the best device;
 - ``scale_<mode>_pipeline_positions_per_s`` (``scale.pipeline_iterations`` > 0): the whole
   training loop in ``train.mode=sync`` and ``async`` at the same replay ratio, positions played
   per second of training time.
@@ -41,23 +45,31 @@ def run(cfg: Any) -> dict[str, float]:
     counts = sorted({n if n != "all" else cores for n in scale.actors})
     figures: dict[str, float] = {}
     for backend in scale.backends:
-        for n in counts:
-            rate = actor_rate(checked, backend, n, scale, float(cfg.seconds))
-            figures[f"scale_{backend}_{n}_actors_positions_per_s"] = rate
-    figures["scale_learner_samples_per_s"] = learner_rate(checked, float(cfg.seconds))
+        servers = [s for s in scale.inference_server if backend == "processes" or not s]
+        for server in servers:
+            name = f"{backend}_server" if server else backend
+            for n in counts:
+                rate = actor_rate(checked, backend, n, scale, float(cfg.seconds), server)
+                figures[f"scale_{name}_{n}_actors_positions_per_s"] = rate
+    if scale.get("learner", True):
+        figures["scale_learner_samples_per_s"] = learner_rate(checked, float(cfg.seconds))
     for mode in ("sync", "async") if scale.pipeline_iterations > 0 else ():
         figures[f"scale_{mode}_pipeline_positions_per_s"] = pipeline_rate(overrides, mode, scale)
     return figures
 
 
-def actor_rate(run: RunConfig, backend: str, actors: int, scale: Any, seconds: float) -> float:
-    """Moves per second from ``actors`` streaming actors, measured after their first jobs."""
+def actor_rate(
+    run: RunConfig, backend: str, actors: int, scale: Any, seconds: float, server: bool = False
+) -> float:
+    """Moves per second from ``actors`` streaming actors, measured after their first jobs;
+    ``server``: through one inference server instead of an evaluator per actor."""
     settings = dataclasses.replace(
         run.selfplay,
         workers=actors,
         backend=backend,
         parallel_games=scale.games_per_job,
         actor_device=scale.actor_device,
+        inference_server=server,
     )
     model = Learner(run, torch.device("cpu")).model
     game_spec = {"name": run.game.name, "options": run.game_options}
