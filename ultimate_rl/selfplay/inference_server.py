@@ -15,8 +15,11 @@ CUDA context and one small batch per actor). With it, ONE server process owns th
 - the learner's side (``InferenceServer``) starts it, and ``load`` hands it a weight version and
   waits until it has loaded: ``ProcessBackend.publish`` calls it before any job of that version
   is submitted, so in ``train.mode=sync`` every position of a version-``v`` job is evaluated with
-  ``v``'s weights. (In ``async`` a job in flight when a new version lands finishes its games on
-  the new weights: its positions are a little fresher than ``Result.job.version`` says.)
+  ``v``'s weights, and a seeded run reproduces exactly where a position's outputs do not depend
+  on the batch it shares: onnxruntime on the CPU (measured bitwise); torch (CPU, CUDA bf16) may
+  move the last bits with the batch size. (In ``async`` a job in flight when a new version
+  lands finishes its games on the new weights: its positions are a little fresher than
+  ``Result.job.version`` says.)
 
 Clients connect to the server's socket by address, so a replacement for a killed worker simply
 connects again; the server drops a client whose connection breaks. A server that dies makes the
