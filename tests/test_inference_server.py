@@ -15,6 +15,7 @@ import pytest
 import torch.multiprocessing as mp
 from test_selfplay_faults import GAME_SPEC, make_pool
 from test_train_learns import FIXED_SET, RawPolicy, optimal_rate, run_preset, worst_result
+from test_train_loop import tiny
 
 from ultimate_rl.games import layout, make, sample_positions
 from ultimate_rl.games.positions import random_opening
@@ -24,6 +25,7 @@ from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.actor import ActorSpec, export_weights
 from ultimate_rl.selfplay.inference_server import InferenceClient, InferenceServer, _Server
 from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.train import train
 
 NETS = {
     "tictactoe": {"arch": "mlp", "mlp_hidden": [16]},
@@ -184,6 +186,13 @@ def test_the_ray_backend_refuses_the_server_by_name():
         ValueError, match=r"inference_server=true needs selfplay\.backend=processes"
     ):
         SelfPlaySettings(workers=2, backend="ray", inference_server=True)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_training_through_the_server(tmp_path: Path, mode: str):
+    overrides = ["selfplay.workers=2", "selfplay.inference_server=true", f"train.mode={mode}"]
+    summary = train(tiny("train.iterations=2", "eval.every=0", *overrides), tmp_path)
+    assert summary["iterations"] == 2 and summary["games"] >= 2 * 8
 
 
 @pytest.mark.slow
