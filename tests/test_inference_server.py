@@ -181,6 +181,22 @@ def test_a_dead_server_raises_instead_of_hanging_and_close_stops_it():
     assert not server.alive() and not Path(server.address).exists()
 
 
+def test_a_server_that_fails_says_why():
+    config = ModelConfig.from_dict(NETS["tictactoe"])
+    spec = ActorSpec(GAME_SPEC, config.to_dict(), SearchConfig(), SelfPlaySettings())
+    server = InferenceServer(spec, mp.get_context("spawn"))
+    try:
+        client = InferenceClient(server.address, (3, 3, 3), 9)
+        client.conn.send_bytes(b"not planes")  # 10 bytes: no whole float32 array of planes
+        server.process.join(timeout=30)
+        weights = export_weights(build_model(make("tictactoe"), config))
+        with pytest.raises(RuntimeError, match=r"inference server .* died(.|\n)*ValueError"):
+            server.load(weights, 0)
+    finally:
+        server.close()
+    assert not server.alive()
+
+
 def test_the_ray_backend_refuses_the_server_by_name():
     with pytest.raises(
         ValueError, match=r"inference_server=true needs selfplay\.backend=processes"

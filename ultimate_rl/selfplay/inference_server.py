@@ -145,7 +145,7 @@ class _Server:
 
     def _answer(self, requests: list[tuple[Connection, np.ndarray]]) -> None:
         """One forward pass for ``requests``; each client gets its rows."""
-        planes = np.concatenate([p for _, p in requests]) if len(requests) > 1 else requests[0][1]
+        planes = np.concatenate([p for _, p in requests])  # writable, as torch.from_numpy wants
         masks = np.ones((len(planes), self.num_actions), bool)  # clients mask their own rows
         logits, values = self.evaluate(planes, masks)
         out = np.concatenate([logits, values[:, None]], axis=1).astype(np.float32, copy=False)
@@ -251,11 +251,17 @@ class InferenceServer:
                 raise RuntimeError(self.death_message())
 
     def death_message(self) -> str:
+        """Why the server is gone: its exit code, and its traceback if it sent one."""
         self.process.join(timeout=1)
+        cause = ""
+        with contextlib.suppress(EOFError, OSError, ValueError):
+            while self.control.poll():
+                tag, value = self.control.recv()
+                cause = f":\n{value}" if tag == "error" else cause
         return (
             f"the self-play inference server (pid {self.process.pid}) died (exit code "
             f"{self.process.exitcode}); its actors cannot evaluate: stopping self-play "
-            "(selfplay.inference_server=false gives each actor its own evaluator)"
+            f"(selfplay.inference_server=false gives each actor its own evaluator){cause}"
         )
 
     def close(self) -> None:
