@@ -7,6 +7,8 @@ same games: a seeded run does not change when a worker dies.
 
 ``make_actor_evaluator`` and ``ActorCore.set_weights`` are the only places an actor builds its
 evaluator and takes new weights, so an inference backend (ONNX Runtime) changes one line each.
+With ``ActorSpec.server_address`` set (``selfplay.inference_server=true``) an actor holds no
+network: its evaluator is an ``InferenceClient`` of the shared server, which takes the weights.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ Otherwise ``selfplay.workers`` actors play: worker processes (``selfplay.backend
 
 The network runs on ``selfplay.inference``'s backend; an onnxruntime evaluator sees new weights
 by itself (``ultimate_rl.nn.OnnxEvaluator``), in-process and after an actor loads them.
+``selfplay.inference_server=true`` (processes backend) replaces the actors' evaluators with one
+batching server process (``selfplay.inference_server``).
 """
 
 from __future__ import annotations
