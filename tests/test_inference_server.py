@@ -141,6 +141,15 @@ def test_a_pool_with_the_server_plays_legal_rounds_that_reproduce():
         np.testing.assert_array_equal(getattr(reference, name), getattr(first, name))
 
 
+def test_one_worker_with_the_server_plays_in_a_worker_process_not_in_process():
+    pool = make_pool(workers=1, inference_server=True)
+    try:
+        assert pool.backend is not None and pool.backend.server.alive()
+        assert pool.play(6, seed=0).stats.games == 6
+    finally:
+        pool.close()
+
+
 def test_a_killed_worker_is_replaced_and_reconnects_to_the_server():
     pool = make_pool(workers=2, inference_server=True)
     try:

@@ -73,8 +73,8 @@ def make_backend(spec: ActorSpec, workers: int, ray: RaySettings | None = None) 
 class SelfPlayPool:
     """Self-play with the current weights of ``model``: rounds or a stream (module doc).
 
-    ``streaming`` (async mode) always uses actors, even for one worker. ``ray`` is the run's
-    ``RaySettings`` (``selfplay.backend=ray`` only).
+    ``streaming`` (async mode) and ``inference_server`` always use actors, even for one worker.
+    ``ray`` is the run's ``RaySettings`` (``selfplay.backend=ray`` only).
     """
 
     def __init__(
@@ -90,7 +90,8 @@ class SelfPlayPool:
         self.settings, self.model = settings, model
         self.backend: Backend | None = None
         self.version, self.seed, self.jobs = -1, 0, 0
-        if settings.workers == 1 and settings.backend == "processes" and not streaming:
+        in_process = settings.workers == 1 and settings.backend == "processes"
+        if in_process and not streaming and not settings.inference_server:
             game = make_game(game_spec["name"], **game_spec["options"])
             self.local = SelfPlayWorker(game, search, settings)
             self.evaluate = make_evaluator(model, device, backend=settings.inference)
