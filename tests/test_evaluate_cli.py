@@ -134,6 +134,41 @@ def test_an_exported_agent_file_plays_with_its_own_search_defaults(tmp_path: Pat
         evaluate_from_config(base_config(tmp_path, checkpoint=str(agent_file)))
 
 
+def test_a_simulation_sweep_plays_one_agent_file_at_each_count(tmp_path: Path) -> None:
+    """``network.num_simulations=[...]`` with one agent file: one player per count, each against
+    the opponent(s) only (no round robin), and a score-by-simulations table in the report."""
+    from ultimate_rl.export import export_agent
+
+    agent_file = tmp_path / "swept.urla"
+    export_agent(save_tictactoe_checkpoint(tmp_path / "ckpt.pt", 5), agent_file)
+    evaluation, written = evaluate_from_config(
+        base_config(
+            tmp_path,
+            checkpoint=str(agent_file),
+            network={"num_simulations": [0, 2, 8]},
+            ladder=["uct:num_simulations=20"],
+        )
+    )
+    assert evaluation.subjects == ["swept@0", "swept@2", "swept@8"]
+    assert [(m.agent_a.label, m.agent_b.label) for m in evaluation.matches] == [
+        (f"swept@{n}", "uct-20") for n in (0, 2, 8)
+    ]
+    assert [m.agent_a.kwargs["num_simulations"] for m in evaluation.matches] == [0, 2, 8]
+    table = written[1].read_text()
+    assert (
+        "| player | simulations | opponent |" in table and "| swept@8 | 8 | uct-20 | 4 |" in table
+    )
+    with pytest.raises(EvaluationError, match="distinct counts"):
+        evaluate_from_config(
+            base_config(tmp_path, checkpoint=str(agent_file), network={"num_simulations": [2, 2]})
+        )
+    save_tictactoe_checkpoint(tmp_path / "run" / "checkpoints" / "step_1.pt", 1)
+    with pytest.raises(EvaluationError, match="one checkpoint=PATH"):
+        evaluate_from_config(
+            base_config(tmp_path, run=str(tmp_path / "run"), network={"num_simulations": [1, 2]})
+        )
+
+
 @pytest.mark.slow
 def test_script_round_robin_writes_the_report(tmp_path: Path) -> None:
     out = tmp_path / "out"

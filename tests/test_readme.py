@@ -87,12 +87,19 @@ class Variant:
 # Times below: at the quick budget, on the 2-core machine with other jobs running.
 
 
+# The GPU preset's quick variant runs on this machine's CPU: the learner and the actors.
+GPU_ON_CPU = ["device=cpu", "selfplay.actor_device=cpu"]
+
+
 def train_variant(args: list[str]) -> Variant:
     """The quick preset alone stays in the default suite (~20 s); UTTT self-play takes 1-4
-    minutes even at this budget, a sweep or a resumed run ~20 s more each."""
+    minutes even at this budget, a sweep or a resumed run ~20 s more each. ``uttt_gpu`` runs
+    on the CPU (its async mode with one actor process, at the quick budget)."""
     resumed = [a for a in args if a.startswith("resume=")]
     # a resumed tiny run has done its one iteration: ask for a second
     more = ["train.iterations=2"] if resumed else []
+    if "experiment=uttt_gpu" in args:
+        more += GPU_ON_CPU
     quick_preset = args == ["experiment=tictactoe_quick"]
     return Variant([*args, *QUICK_TRAIN, *more], slow=not quick_preset)
 
@@ -105,7 +112,12 @@ def evaluate_variant(args: list[str]) -> Variant:
     if out is not None and (ROOT / out / "games").is_dir():
         # the shipped evaluation: it reuses every recorded game and plays none
         return Variant(args, slow=True)
-    return Variant([*args, *QUICK_EVALUATE], slow=not round_robin)
+    quick = QUICK_EVALUATE
+    if any(a.startswith("network.num_simulations=[") for a in args):  # a sweep stays a sweep
+        quick = [
+            q if not q.startswith("network.") else "network.num_simulations=[0,2]" for q in quick
+        ]
+    return Variant([*args, *quick], slow=not round_robin)
 
 
 def play_variant(args: list[str]) -> Variant:

@@ -17,7 +17,7 @@ from ultimate_rl.train.run import CONFIG_DIR, compose_train_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu"]
+PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu", "uttt_gpu"]
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -25,6 +25,24 @@ def test_every_preset_passes_the_checks(preset: str):
     cfg = compose_train_config([f"experiment={preset}"])
     checked = check_config(cfg)
     assert checked.game.name == cfg.game.name
+
+
+def test_the_gpu_preset_is_sized_for_16_cores_and_one_gpu_and_builds_on_a_cpu():
+    """``uttt_gpu``: the 8x96 ResNet, 15 async actors on CUDA, a larger batch; it composes and
+    passes the checks here (no GPU needed), and its learner builds with ``device=cpu``."""
+    import torch
+
+    from ultimate_rl.train.learner import Learner
+
+    run = check_config(compose_train_config(["experiment=uttt_gpu"]))
+    assert (run.model.arch, run.model.blocks, run.model.channels) == ("resnet", 8, 96)
+    assert run.device == "cuda" and run.selfplay.actor_device == "cuda"
+    assert run.train.mode == "async" and run.selfplay.workers == 15
+    assert run.train.batch_size >= 1024 and run.search.num_simulations >= 64
+    cpu = check_config(compose_train_config(["experiment=uttt_gpu", "device=cpu"]))
+    learner = Learner(cpu, torch.device("cpu"))
+    params = sum(p.numel() for p in learner.model.parameters())
+    assert 1_000_000 < params < 2_000_000  # 8 blocks x 2 convs x 96 x 96 x 9 ~ 1.3M
 
 
 def test_unknown_key_in_a_file_or_override_is_named_with_the_valid_keys():

@@ -43,18 +43,9 @@ def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]
             else run_checkpoints(Path(cfg["run"]))
         )
         game = _game(cfg["game"]) if cfg.get("game") else found[0][2]
-        subjects = []
-        # None keeps the agent's own default (an agent file's stored search settings)
-        options = {k: v for k, v in dict(cfg.get("network") or {}).items() if v is not None}
-        for path, step, _ in found:
-            label = path.stem if _is_agent_file(path) else f"step-{step}"
-            steps[label] = step
-            player = (
-                {"name": "file", "path": str(path)}
-                if _is_agent_file(path)
-                else {"name": "network", "checkpoint": str(path)}
-            )
-            subjects.append({**player, **options, "label": label})
+        subjects, steps = checkpoint_subjects(
+            found, dict(cfg.get("network") or {}), sweep_allowed=mode == "checkpoint"
+        )
         default_out = (
             Path(cfg["run"]) / "evaluation"
             if mode == "run"
@@ -71,6 +62,42 @@ def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]
         steps=steps,
     )
     return evaluation, write_report(evaluation, out_dir, plot=bool(cfg.get("plot", True)))
+
+
+def checkpoint_subjects(
+    found: list[tuple[Path, int, Game]], network: Mapping[str, Any], sweep_allowed: bool = True
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The player spec of each checkpoint or agent file, with the ``network`` options, and the
+    training step of each label. ``network.num_simulations`` as a list (a sweep) gives one
+    player per count, labelled ``NAME@COUNT``: the score-vs-simulations report of one agent."""
+    # None keeps the agent's own default (an agent file's stored search settings)
+    options = {k: v for k, v in network.items() if v is not None}
+    counts = options.pop("num_simulations", None)
+    sweep = isinstance(counts, list | tuple)
+    if sweep and not sweep_allowed:
+        raise EvaluationError(
+            "a list of network.num_simulations (a sweep) is for one checkpoint=PATH, not run=..."
+        )
+    if sweep and (not counts or len(set(counts)) < len(counts)):
+        raise EvaluationError(
+            f"network.num_simulations={list(counts)}: give distinct counts, e.g. [100,200,800]"
+        )
+    subjects: list[dict[str, Any]] = []
+    steps: dict[str, int] = {}
+    for path, step, _ in found:
+        name = path.stem if _is_agent_file(path) else f"step-{step}"
+        player = (
+            {"name": "file", "path": str(path)}
+            if _is_agent_file(path)
+            else {"name": "network", "checkpoint": str(path)}
+        )
+        for count in counts if sweep else [counts]:
+            label = f"{name}@{count}" if sweep else name
+            extra = {} if count is None else {"num_simulations": count}
+            subjects.append({**player, **options, **extra, "label": label})
+            if not sweep:  # the Elo-vs-step plot: one point per step
+                steps[label] = step
+    return subjects, steps
 
 
 def settings_from_config(cfg: Mapping[str, Any]) -> EvaluationSettings:

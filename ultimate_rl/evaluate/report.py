@@ -47,6 +47,7 @@ def markdown_table(evaluation: Evaluation) -> str:
             f"{m.wins} / {m.draws} / {m.losses} | {m.score:.3f} | "
             f"{elo:+.0f} [{low:+.0f}, {high:+.0f}] | {verdict} |"
         )
+    lines += sweep_table(evaluation)
     if evaluation.solved:
         lines += ["", "| player | optimal moves | vs perfect W / D / L |", "| --- | ---: | --- |"]
         for label, s in evaluation.solved.items():
@@ -56,6 +57,26 @@ def markdown_table(evaluation: Evaluation) -> str:
                 f"{m.wins} / {m.draws} / {m.losses} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def sweep_table(evaluation: Evaluation) -> list[str]:
+    """Score against each opponent by simulation count, for a sweep (players ``NAME@COUNT``,
+    from ``network.num_simulations=[...]``); no lines otherwise."""
+    swept = [label for label in evaluation.subjects if "@" in label]
+    if not swept:
+        return []
+    lines = ["", "| player | simulations | opponent | games | W / D / L | score |"]
+    lines.append("| --- | ---: | --- | ---: | --- | ---: |")
+    for label in swept:
+        for m in evaluation.matches_of(label):
+            first = m.agent_a.label == label
+            wins, losses = (m.wins, m.losses) if first else (m.losses, m.wins)
+            lines.append(
+                f"| {label} | {label.rsplit('@', 1)[1]} | "
+                f"{m.agent_b.label if first else m.agent_a.label} | {m.num_games} | "
+                f"{wins} / {m.draws} / {losses} | {m.score if first else 1.0 - m.score:.3f} |"
+            )
+    return lines
 
 
 def _fmt(value: float | None) -> str:

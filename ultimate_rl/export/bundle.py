@@ -17,29 +17,27 @@ input planes no longer match the installed engine is refused instead of playing 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import importlib.metadata
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
 from ultimate_rl.nn.atomic import save_atomically
+from ultimate_rl.nn.checkpoint import AGENT_FORMAT_NAME, Checkpoint, load_checkpoint
 from ultimate_rl.nn.checkpoint import FORMAT_VERSION as CHECKPOINT_FORMAT_VERSION
-from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import resolve_device
 from ultimate_rl.nn.models import PolicyValueNet, build_model
+from ultimate_rl.nn.weights import AGENT_FORMAT_VERSION, encoding_version
 
-FORMAT_NAME = "ultimate_rl.agent"
-FORMAT_VERSION = 1
+FORMAT_NAME = AGENT_FORMAT_NAME
+FORMAT_VERSION = AGENT_FORMAT_VERSION
 SUFFIX = ".urla"
-FINGERPRINT_PLIES = 12  # positions hashed for the encoding version: the start and 12 moves on
 
 
 class BundleError(ValueError):
@@ -48,19 +46,6 @@ class BundleError(ValueError):
 
 class BundleNotFoundError(BundleError, FileNotFoundError):
     """No file at the agent path."""
-
-
-def encoding_version(game: Game) -> str:
-    """A fingerprint of ``game.encode`` (and the rules it sees) on a fixed line of play."""
-    digest = hashlib.sha256(f"{game.name}:{game.observation_shape}:{game.num_actions}".encode())
-    state = game.initial_state()
-    for ply in range(FINGERPRINT_PLIES + 1):
-        digest.update(np.ascontiguousarray(game.encode(state), dtype=np.float32).tobytes())
-        legal = game.legal_actions(state)
-        if game.is_terminal(state) or len(legal) == 0:
-            break
-        state = game.apply(state, int(legal[(7 * ply + 3) % len(legal)]))
-    return digest.hexdigest()[:16]
 
 
 @dataclass

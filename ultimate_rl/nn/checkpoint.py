@@ -24,6 +24,7 @@ from ultimate_rl.nn.models import PolicyValueNet, build_model
 
 FORMAT_NAME = "ultimate_rl.checkpoint"
 FORMAT_VERSION = 1
+AGENT_FORMAT_NAME = "ultimate_rl.agent"  # an exported agent file (``export.bundle``)
 
 
 class CheckpointError(ValueError):
@@ -137,22 +138,38 @@ def save_checkpoint(
 def load_checkpoint(path: str | os.PathLike, expected_game: Game | str | None = None) -> Checkpoint:
     """Reads a checkpoint; with ``expected_game``, refuses one trained for another game."""
     path = Path(path)
+    return checkpoint_from_payload(read_payload(path, "checkpoint"), path, expected_game)
+
+
+def read_payload(path: Path, what: str = "checkpoint") -> Any:
+    """The plain data of a ``torch.save`` file at ``path``; a clear error if there is none."""
     if not path.is_file():
         raise CheckpointNotFoundError(
-            f"no checkpoint at {path}"
+            f"no {what} at {path}"
             + (" (it is a folder)" if path.is_dir() else "")
             + "; check the path, or train one with scripts/train.py"
         )
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch.load fails in many ways on a bad file; all mean "unreadable"
         raise CheckpointError(
             f"{path} is damaged or not a torch checkpoint ({type(err).__name__}: "
             f"{str(err).splitlines()[0] if str(err) else 'no detail'}); use another checkpoint"
         ) from err
+
+
+def checkpoint_from_payload(
+    payload: Any, path: Path, expected_game: Game | str | None = None
+) -> Checkpoint:
+    """A training checkpoint's payload decoded and checked (``load_checkpoint`` after reading)."""
     if not isinstance(payload, dict) or payload.get("format") != FORMAT_NAME:
+        agent_file = isinstance(payload, dict) and payload.get("format") == AGENT_FORMAT_NAME
         raise CheckpointError(
-            f"{path} is a torch file but not an ultimate_rl checkpoint (no {FORMAT_NAME!r} "
+            f"{path} is an exported agent file (.urla), not a training checkpoint; play it "
+            "with ultimate_rl.load_agent, or start a training run from its weights with "
+            f"train.init_from={path}"
+            if agent_file
+            else f"{path} is a torch file but not an ultimate_rl checkpoint (no {FORMAT_NAME!r} "
             "marker); save checkpoints with ultimate_rl.nn.save_checkpoint"
         )
     version = payload.get("format_version")

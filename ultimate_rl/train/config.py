@@ -57,7 +57,7 @@ class TrainSection:
     probe_image_every: int = 5
     progress_bar: bool = True
     threads: int | None = 1
-    init_from: str | None = None  # a new run starts from this checkpoint's weights
+    init_from: str | None = None  # a new run starts from this checkpoint's / agent file's weights
 
 
 @dataclass

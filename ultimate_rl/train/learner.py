@@ -17,15 +17,18 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from omegaconf import OmegaConf
 
 from ultimate_rl.nn import autocast, build_model, resolve_precision
-from ultimate_rl.nn.checkpoint import load_checkpoint
+from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
+from ultimate_rl.nn.weights import load_network_weights
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData
@@ -88,6 +91,32 @@ def mix_value_targets(batch: Batch, q_weight: float) -> Batch:
     targets = dict(batch.targets)
     targets["values"] = (1.0 - q_weight) * targets["values"] + q_weight * targets["root_values"]
     return Batch(batch.planes, batch.masks, targets)
+
+
+MODEL_PRESETS = Path(__file__).resolve().parents[2] / "configs" / "model"
+
+
+def model_fix(source: ModelConfig, target: ModelConfig) -> str:
+    """How to make a run's ``model`` config build ``source``'s network: the preset that matches
+    it (``configs/model/``), if one does, and the keys that differ."""
+    keep = ("aux_heads",)  # a run may add auxiliary heads to a warm-started network
+    wanted = {k: v for k, v in source.to_dict().items() if k not in keep}
+    have = {k: v for k, v in target.to_dict().items() if k not in keep}
+    keys = " ".join(f"model.{k}={_override(v)}" for k, v in wanted.items() if have.get(k) != v)
+    for preset in sorted(MODEL_PRESETS.glob("*.yaml")):
+        data = OmegaConf.to_container(OmegaConf.load(preset))
+        config = ModelConfig.from_dict(data).to_dict() if isinstance(data, dict) else {}
+        if all(config.get(k) == v for k, v in wanted.items()):
+            return f"set model={preset.stem} to match (or {keys})"
+    return f"set {keys} to match"
+
+
+def _override(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return (
+        "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+    )
 
 
 class Learner:
@@ -183,10 +212,11 @@ class Learner:
         return terms
 
     def init_weights(self, path: str) -> None:
-        """Starts from the network of the checkpoint at ``path`` (``train.init_from``, e.g. a
-        supervised warm start): its weights only, the optimiser and replay stay fresh. Auxiliary
-        heads it lacks keep their initial weights; any other difference is an error."""
-        checkpoint = load_checkpoint(path, expected_game=self.run.game)
+        """Starts from the network at ``path`` (``train.init_from``): a training checkpoint
+        (e.g. a supervised warm start) or an exported agent file (``.urla``). Its weights only;
+        the optimiser and replay stay fresh. Auxiliary heads it lacks keep their initial
+        weights; any other difference is an error naming both configs and the fix."""
+        checkpoint = load_network_weights(path, expected_game=self.run.game)
         try:
             missing, unexpected = self.model.load_state_dict(checkpoint.model_state, strict=False)
         except RuntimeError as err:  # a tensor of another shape
@@ -195,7 +225,8 @@ class Learner:
         if wrong:
             raise ConfigError(
                 f"train.init_from={path}: its network ({checkpoint.model_config}) does not fit "
-                f"this run's model ({self.run.model}); mismatched: {wrong[:4]}"
+                f"this run's model ({self.run.model}); "
+                f"{model_fix(checkpoint.model_config, self.run.model)}; mismatched: {wrong[:4]}"
             )
         self.selfplay_model.load_state_dict(self.model.state_dict())
 

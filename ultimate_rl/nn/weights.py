@@ -1,0 +1,102 @@
+"""A network's weights from either file a run can start from (``train.init_from``): a training
+checkpoint (``.pt``) or an exported agent file (``.urla``, written by ``export.bundle``).
+
+The file's own format marker decides, not its suffix, so neither passes for the other. An agent
+file stores the network exactly as training does (``PolicyValueNet.state_dict()``, batch norm
+unfolded, with its ``ModelConfig``); its input-encoding fingerprint must match this engine's, or
+the weights would be trained further on planes they never saw. The agent reader lives here, below
+``train/``, because training never imports the export layer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ultimate_rl.games import make as make_game
+from ultimate_rl.games.base import Game
+from ultimate_rl.nn.checkpoint import (
+    AGENT_FORMAT_NAME,
+    FORMAT_VERSION,
+    Checkpoint,
+    CheckpointError,
+    checkpoint_from_payload,
+    read_payload,
+)
+from ultimate_rl.nn.config import ModelConfig
+
+AGENT_FORMAT_VERSION = 1  # the newest agent-file layout this reader (and ``export``) knows
+FINGERPRINT_PLIES = 12  # positions hashed for the encoding version: the start and 12 moves on
+
+
+def encoding_version(game: Game) -> str:
+    """A fingerprint of ``game.encode`` (and the rules it sees) on a fixed line of play."""
+    digest = hashlib.sha256(f"{game.name}:{game.observation_shape}:{game.num_actions}".encode())
+    state = game.initial_state()
+    for ply in range(FINGERPRINT_PLIES + 1):
+        digest.update(np.ascontiguousarray(game.encode(state), dtype=np.float32).tobytes())
+        legal = game.legal_actions(state)
+        if game.is_terminal(state) or len(legal) == 0:
+            break
+        state = game.apply(state, int(legal[(7 * ply + 3) % len(legal)]))
+    return digest.hexdigest()[:16]
+
+
+def load_network_weights(
+    path: str | os.PathLike, expected_game: Game | str | None = None
+) -> Checkpoint:
+    """The network of a training checkpoint or an agent file, as a ``Checkpoint`` (an agent
+    file's has no optimiser state and its ``step`` is the exported one). Raises
+    ``CheckpointError`` for a file that is neither, a stale agent file, or (with
+    ``expected_game``) one for another game."""
+    path = Path(path)
+    payload = read_payload(path, "checkpoint or agent file")
+    if isinstance(payload, dict) and payload.get("format") == AGENT_FORMAT_NAME:
+        checkpoint = _agent_checkpoint(payload, path)
+        if expected_game is not None:
+            checkpoint.check_game(expected_game)
+        return checkpoint
+    return checkpoint_from_payload(payload, path, expected_game)
+
+
+def _agent_checkpoint(payload: dict[str, Any], path: Path) -> Checkpoint:
+    version = payload.get("format_version")
+    if not isinstance(version, int) or version > AGENT_FORMAT_VERSION:
+        raise CheckpointError(
+            f"{path} has agent format version {version!r}; this ultimate_rl reads up to "
+            f"{AGENT_FORMAT_VERSION}: upgrade ultimate_rl"
+        )
+    try:
+        game_name = str(payload["game"]["name"])
+        game_options = dict(payload["game"]["options"])
+        encoding = dict(payload["encoding"])
+        model_config = ModelConfig.from_dict(payload["model"]["config"])
+        model_state = dict(payload["model"]["state"])
+        step = int((payload.get("metadata") or {}).get("step", 0))
+        game = make_game(game_name, **game_options)
+    except (KeyError, TypeError, ValueError) as err:
+        raise CheckpointError(
+            f"{path} is an incomplete or malformed agent file ({err!r}); export it again "
+            "with scripts/export.py"
+        ) from err
+    if encoding.get("version") != encoding_version(game):
+        raise CheckpointError(
+            f"{path} was exported for {game_name!r} input encoding {encoding.get('version')!r}, "
+            f"but this ultimate_rl encodes positions as {encoding_version(game)!r}: its network "
+            "saw other input planes; start from a checkpoint made with this version"
+        )
+    return Checkpoint(
+        path=path,
+        format_version=FORMAT_VERSION,
+        game_name=game_name,
+        game_options=game_options,
+        observation_shape=tuple(int(d) for d in game.observation_shape),
+        num_actions=int(game.num_actions),
+        model_config=model_config,
+        model_state=model_state,
+        step=step,
+    )
