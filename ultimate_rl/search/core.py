@@ -91,16 +91,6 @@ def start_roots(f, states, reuse, leaves):
 
 
 @njit(cache=True)
-def _select_child(f, b, node, roots, params, scratch):
-    """Edge offset that ``params.algorithm``'s ``select_child`` chooses at ``node``."""
-    k = 0
-    for selector in literal_unroll(_SELECTORS):
-        if selector.algorithm == params.algorithm:
-            k = selector.select_child(f, b, node, roots, params, scratch)
-    return k
-
-
-@njit(cache=True)
 def _backup(f, b, node, result, virtual_loss):
     """Adds ``result`` (first player's view) from ``node`` up to the root; the visits were already
     counted on the way down, with ``virtual_loss`` taken off the edges, which this gives back."""
@@ -124,60 +114,17 @@ def _undo_descent(f, b, node, virtual_loss):
 
 
 @njit(cache=True)
-def _add_child(f, b, node, edge):
-    """Creates the node that ``edge`` of ``node`` leads to (one visit, not yet expanded)."""
-    child = f.node_count[b]
-    f.node_count[b] += 1
-    f.edge_child[b, edge] = child
-    f.state[b, child] = f.state[b, node]
-    kernels.apply(f.state[b, child], f.edge_action[b, edge])
-    f.parent[b, child] = node
-    f.parent_edge[b, child] = edge
-    f.visits[b, child] = 1
-    f.value_sum[b, child] = 0.0
-    f.raw_value[b, child] = 0.0
-    f.first_edge[b, child] = -1
-    return child
-
-
-@njit(cache=True)
-def _descend(f, b, roots, params, sigma, leaves, pending, scratch):
-    """One descent of tree ``b``: 1 when it left a leaf for the network (row ``pending``), 0 when
-    it ended on a finished game (backed up at once), -1 when it met another descent's pending
-    leaf (undone)."""
-    virtual_loss = params.virtual_loss
-    node = 0
-    f.visits[b, 0] += 1
-    while True:
-        count = f.num_edges[b, node]
-        if count == PENDING:
-            _undo_descent(f, b, node, virtual_loss)
-            return -1
-        if count == 0:  # a finished game: its exact result
-            _backup(f, b, node, kernels.outcome(f.state[b, node]), virtual_loss)
-            return 0
-        edge = f.first_edge[b, node] + _select_child(f, b, node, roots, params, sigma)
-        f.edge_visits[b, edge] += 1
-        f.edge_value_sum[b, edge] -= virtual_loss
-        child = f.edge_child[b, edge]
-        if child >= 0:
-            node = child
-            f.visits[b, node] += 1
-            continue
-        child = _add_child(f, b, node, edge)
-        if f.state[b, child, layout.STATUS] != layout.ONGOING:
-            f.num_edges[b, child] = 0
-            _backup(f, b, child, kernels.outcome(f.state[b, child]), virtual_loss)
-            return 0
-        f.num_edges[b, child] = PENDING
-        _emit_leaf(f, b, child, leaves, pending, scratch)
-        return 1
-
-
-@njit(cache=True)
 def simulate(f, num_trees, params, roots, num_simulations, leaves):
     """Descends every tree up to ``params.leaves_per_tree`` times (counting simulations in
-    ``roots.simulations_done``); returns how many leaves await the network in ``leaves``."""
+    ``roots.simulations_done``); returns how many leaves await the network in ``leaves``.
+
+    A descent ends on a new leaf (left for the network), on a finished game (backed up at once
+    with its exact result) or on another descent's pending leaf (undone; the tree's remaining
+    leaves wait for the next step). The descent is written out in this one loop, and the
+    algorithm's ``select_child`` is reached without a wrapper: each extra call level that takes
+    the forest by value cost ~25% of the search's speed (``scripts/bench.py suite=search``).
+    """
+    virtual_loss = params.virtual_loss
     scratch = np.zeros(layout.MAX_ACTIONS, np.uint8)
     sigma = np.empty(layout.MAX_ACTIONS, np.float64)
     done = roots.simulations_done
@@ -186,10 +133,38 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
         for _ in range(params.leaves_per_tree):
             if done[b] >= num_simulations:
                 break
-            emitted = _descend(f, b, roots, params, sigma, leaves, pending, scratch)
-            if emitted < 0:
-                break  # the rest of this tree's leaves wait for the next step
-            pending += emitted
+            node, created = 0, False
+            f.visits[b, 0] += 1
+            while f.num_edges[b, node] > 0:  # expanded: go down the selected edge
+                k = 0
+                for selector in literal_unroll(_SELECTORS):
+                    if selector.algorithm == params.algorithm:
+                        k = selector.select_child(f, b, node, roots, params, sigma)
+                edge = f.first_edge[b, node] + k
+                f.edge_visits[b, edge] += 1
+                f.edge_value_sum[b, edge] -= virtual_loss
+                child = f.edge_child[b, edge]
+                if child < 0:  # first visit: the node is created, not yet expanded
+                    child, created = f.node_count[b], True
+                    f.node_count[b] += 1
+                    f.edge_child[b, edge] = child
+                    f.state[b, child] = f.state[b, node]
+                    kernels.apply(f.state[b, child], f.edge_action[b, edge])
+                    f.parent[b, child], f.parent_edge[b, child] = node, edge
+                    f.visits[b, child], f.first_edge[b, child] = 0, -1
+                    f.value_sum[b, child], f.raw_value[b, child] = 0.0, 0.0
+                    ongoing = f.state[b, child, layout.STATUS] == layout.ONGOING
+                    f.num_edges[b, child] = PENDING if ongoing else 0
+                node = child
+                f.visits[b, node] += 1
+            if f.num_edges[b, node] == 0:  # a finished game: its exact result
+                _backup(f, b, node, kernels.outcome(f.state[b, node]), virtual_loss)
+            elif created:  # a new leaf for the network
+                _emit_leaf(f, b, node, leaves, pending, scratch)
+                pending += 1
+            else:  # another descent's leaf, still pending: this one waits for the next step
+                _undo_descent(f, b, node, virtual_loss)
+                break
             done[b] += 1
     return pending
 
