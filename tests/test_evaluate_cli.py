@@ -62,7 +62,7 @@ def test_settings_and_sprt_come_from_the_config(tmp_path: Path) -> None:
     assert settings.sprt is not None and settings.sprt.elo1 == 30
 
 
-def save_tictactoe_checkpoint(path: Path, step: int) -> Path:
+def save_tictactoe_checkpoint(path: Path, step: int, extra: dict | None = None) -> Path:
     from ultimate_rl.games import make
     from ultimate_rl.nn import ModelConfig, build_model, save_checkpoint
 
@@ -74,6 +74,7 @@ def save_tictactoe_checkpoint(path: Path, step: int) -> Path:
         game_name="tictactoe",
         game_options={"size": 3, "k": 3},
         step=step,
+        extra=extra,
     )
     return path
 
@@ -197,3 +198,31 @@ def test_script_round_robin_writes_the_report(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert bad.returncode == 2 and "nosuchagent" in bad.stderr
+
+
+def test_run_mode_draws_the_learning_curve_by_training_minute(tmp_path: Path) -> None:
+    """Snapshots that store their minute give curve.md rows at that minute; a run without them
+    (older runs) takes each step's minute from its TensorBoard events."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    from ultimate_rl.evaluate.curve import snapshot_minutes
+
+    run = tmp_path / "run"
+    for step in (10, 20):
+        save_tictactoe_checkpoint(
+            run / "checkpoints" / f"iter_{step}.pt", step, extra={"minutes": step / 4}
+        )
+    evaluation, written = evaluate_from_config(base_config(tmp_path, run=str(run), plot=True))
+    assert [p.name for p in written][-2:] == ["curve.md", "curve.png"]
+    lines = written[-2].read_text().splitlines()
+    rows = [line.split(" | ") for line in lines if "| uct-20" in line]
+    assert [(row[0], row[1]) for row in rows] == [("| 2.5", "10"), ("| 5.0", "20")]
+    for row, label in zip(rows, ("step-10", "step-20"), strict=True):
+        (match,) = [m for m in evaluation.matches_of(label) if "uct-20" in m.agent_b.label]
+        assert float(row[-1].strip(" |")) == pytest.approx(match.score, abs=1e-3)
+
+    writer = SummaryWriter(str(run / "tensorboard"))
+    for step, seconds in ((5, 0.0), (10, 90.0), (20, 300.0)):
+        writer.add_scalar("loss/total", 1.0, step, walltime=1000.0 + seconds)
+    writer.close()
+    assert snapshot_minutes(run, [(10, {}), (20, {"minutes": 7.0})]) == {10: 1.5, 20: 7.0}

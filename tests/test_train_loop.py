@@ -64,6 +64,12 @@ def test_run_folder_holds_config_events_checkpoints_and_evaluations(tmp_path: Pa
         "iter_00001.pt",
         "iter_00002.pt",
     ]
+    minutes = [
+        load_checkpoint(tmp_path / "checkpoints" / f"iter_0000{i}.pt").extra["minutes"]
+        for i in (1, 2)
+    ]  # the training minute of each snapshot, for evaluate's curve by minute
+    total = load_checkpoint(tmp_path / CHECKPOINT).extra["progress"]["seconds"] / 60
+    assert 0 < minutes[0] < minutes[1] == pytest.approx(total)
 
 
 def test_snapshots_beyond_the_last_few_are_kept_only_at_keep_every(tmp_path: Path):

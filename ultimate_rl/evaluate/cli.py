@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ultimate_rl.evaluate.curve import snapshot_minutes, write_curve
 from ultimate_rl.evaluate.ladder import Evaluation, EvaluationSettings, evaluate_agents
 from ultimate_rl.evaluate.report import write_report
 from ultimate_rl.evaluate.specs import EvaluationError, parse_spec
@@ -61,7 +62,11 @@ def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]
         round_robin=mode == "agents",
         steps=steps,
     )
-    return evaluation, write_report(evaluation, out_dir, plot=bool(cfg.get("plot", True)))
+    written = write_report(evaluation, out_dir, plot=bool(cfg.get("plot", True)))
+    if mode == "run":  # the learning curve by training minute
+        snapshots = [(step, _extra(path)) for path, step, _ in found]
+        written += write_curve(evaluation, snapshot_minutes(Path(cfg["run"]), snapshots), out_dir)
+    return evaluation, written
 
 
 def checkpoint_subjects(
@@ -145,6 +150,13 @@ def _game(spec: str | Mapping[str, Any]) -> Game:
         return make(spec)
     options = dict(spec)
     return make(options.pop("name"), **options)
+
+
+def _extra(path: Path) -> dict[str, Any]:
+    """A training checkpoint's extra fields (an agent file has none)."""
+    from ultimate_rl.nn.checkpoint import load_checkpoint
+
+    return {} if _is_agent_file(path) else load_checkpoint(path).extra
 
 
 def _is_agent_file(path: Path) -> bool:

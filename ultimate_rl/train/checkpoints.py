@@ -72,7 +72,12 @@ class RunCheckpoints:
         """The model alone as ``checkpoints/iter_N.pt`` (what agents and the evaluator load)."""
         path = self.folder / f"iter_{learner.progress.iteration:05d}.pt"
         save_checkpoint(
-            path, extra={"iteration": learner.progress.iteration}, **self._fields(learner)
+            path,
+            extra={
+                "iteration": learner.progress.iteration,
+                "minutes": learner.progress.seconds / 60,  # for a strength-by-minute curve
+            },
+            **self._fields(learner),
         )
         return path
 
