@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch.multiprocessing as mp
-from test_selfplay_faults import GAME_SPEC, make_pool
+from test_selfplay_faults import GAME_SPEC, kill_worker_0_when_its_job_is_sent, make_pool
 from test_train_learns import FIXED_SET, RawPolicy, optimal_rate, run_preset, worst_result
 from test_train_loop import tiny
 
@@ -154,17 +154,9 @@ def test_a_killed_worker_is_replaced_and_reconnects_to_the_server():
     pool = make_pool(workers=2, inference_server=True)
     try:
         expected = pool.play(40, seed=7)
-        backend = pool.backend
-        submit, victim = backend.submit, backend.pids()[0]
-
-        def submit_then_kill(actor, job):
-            submit(actor, job)
-            if actor == 0 and backend.replaced == 0:
-                os.kill(victim, signal.SIGKILL)
-
-        backend.submit = submit_then_kill
+        kill_worker_0_when_its_job_is_sent(pool.backend)
         again = pool.play(40, seed=7)
-        assert backend.replaced == 1
+        assert pool.backend.replaced == 1
     finally:
         pool.close()
     for name in ("states", "policies", "values", "full_search"):

@@ -33,23 +33,25 @@ def make_pool(workers: int = 2, **options) -> SelfPlayPool:
     return SelfPlayPool(GAME_SPEC, model, search, settings, torch.device("cpu"))
 
 
+def kill_worker_0_when_its_job_is_sent(backend) -> None:
+    """Worker 0 dies the moment its next job is sent: a kill mid-round on any machine."""
+    submit, victim = backend.submit, backend.pids()[0]
+
+    def submit_then_kill(actor, job):
+        submit(actor, job)
+        if actor == 0 and backend.replaced == 0:
+            os.kill(victim, signal.SIGKILL)
+
+    backend.submit = submit_then_kill
+
+
 def test_a_worker_killed_mid_round_is_replaced_and_the_round_is_unchanged(caplog):
     pool = make_pool()
     try:
         expected = pool.play(40, seed=7)  # also waits until both workers are up
-        backend = pool.backend
-        submit = backend.submit
-        victim = backend.pids()[0]
-
-        def submit_then_kill(actor, job):
-            """Worker 0 dies the moment its job is sent: a kill mid-round on any machine."""
-            submit(actor, job)
-            if actor == 0 and backend.replaced == 0:
-                os.kill(victim, signal.SIGKILL)
-
-        backend.submit = submit_then_kill
+        kill_worker_0_when_its_job_is_sent(pool.backend)
         again = pool.play(40, seed=7)
-        assert backend.replaced == 1
+        assert pool.backend.replaced == 1
     finally:
         pool.close()
     assert again.stats.games == 40
