@@ -122,3 +122,15 @@ def test_state_dict_resumes_training_exactly():
     assert restored.progress == learner.progress
     for key, value in learner.model.state_dict().items():
         assert torch.equal(value, restored.model.state_dict()[key]), key
+
+
+def test_a_run_stopped_by_the_clock_anneals_by_its_minutes():
+    run = small_run("optim.schedule=cosine", "train.iterations=1000", "train.max_minutes=2")
+    learner = filled(Learner(run, torch.device("cpu")))
+    learner.progress.step = 10  # past the warm-up
+    learner.progress.seconds = 60.0  # half the minutes: half the cosine, whatever the steps
+    lr = learner.train_steps(1)["train/learning_rate"]
+    floor = run.optim.min_lr_fraction
+    assert lr == pytest.approx(run.optim.lr * (floor + (1 - floor) * 0.5))
+    learner.progress.seconds = 120.0
+    assert learner.train_steps(1)["train/learning_rate"] == pytest.approx(run.optim.lr * floor)

@@ -173,6 +173,15 @@ def test_learning_rate_schedules():
     assert learning_rate(optim, 0, 1000) == pytest.approx(optim.lr / 10)
     assert learning_rate(optim, 10, 1000) == pytest.approx(optim.lr)
     assert learning_rate(optim, 1000, 1000) == pytest.approx(optim.lr * optim.min_lr_fraction)
+    # a run stopped by the clock anneals by its time: half the minutes spent, half the cosine
+    half = optim.lr * (optim.min_lr_fraction + (1 - optim.min_lr_fraction) * 0.5)
+    assert learning_rate(optim, 20, 1000, time_spent=0.5) == pytest.approx(half)
+    assert learning_rate(optim, 20, 1000, time_spent=2.0) == pytest.approx(
+        optim.lr * optim.min_lr_fraction
+    )
+    assert learning_rate(optim, 1000, 1000, time_spent=0.1) == pytest.approx(
+        optim.lr * optim.min_lr_fraction
+    )
     optim.schedule = "step"
     optim.step_every = 100
     assert learning_rate(optim, 250, 1000) == pytest.approx(optim.lr * optim.step_gamma**2)

@@ -62,12 +62,19 @@ def make_optimizer(model: PolicyValueNet, optim: OptimSection) -> torch.optim.Op
     return torch.optim.AdamW(model.parameters(), lr=optim.lr, weight_decay=optim.weight_decay)
 
 
-def learning_rate(optim: OptimSection, step: int, total_steps: int) -> float:
-    """Linear warm-up, then constant, cosine (down to ``min_lr_fraction``) or step decay."""
+def learning_rate(
+    optim: OptimSection, step: int, total_steps: int, time_spent: float = 0.0
+) -> float:
+    """Linear warm-up, then constant, cosine (down to ``min_lr_fraction``) or step decay.
+
+    The cosine runs over the run's budget: ``total_steps``, or ``time_spent`` (the fraction of
+    ``train.max_minutes`` used) when that runs out first, so a run stopped by the clock still
+    ends annealed."""
     if step < optim.warmup_steps:
         return optim.lr * (step + 1) / optim.warmup_steps
     if optim.schedule == "cosine":
-        progress = min((step - optim.warmup_steps) / max(total_steps - optim.warmup_steps, 1), 1)
+        by_steps = (step - optim.warmup_steps) / max(total_steps - optim.warmup_steps, 1)
+        progress = min(max(by_steps, time_spent), 1)
         floor = optim.min_lr_fraction
         return optim.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
     if optim.schedule == "step":
@@ -152,6 +159,12 @@ class Learner:
         self.progress = Progress()
         self.total_steps = run.train.iterations * run.train.steps_per_iteration
 
+    def time_spent(self) -> float:
+        """The fraction of ``train.max_minutes`` used so far (0 without a time limit); it moves
+        once per iteration, when the loop adds that iteration's seconds."""
+        minutes = self.run.train.max_minutes
+        return self.progress.seconds / (60 * minutes) if minutes else 0.0
+
     def next_seed(self) -> int:
         """A seed for a self-play round or a match, drawn from the learner's stream."""
         return int(self.rng.integers(2**31))
@@ -181,7 +194,9 @@ class Learner:
         for _ in range(n):
             if should_stop():
                 break
-            lr = learning_rate(self.run.optim, self.progress.step, self.total_steps)
+            lr = learning_rate(
+                self.run.optim, self.progress.step, self.total_steps, self.time_spent()
+            )
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
             batch = self.replay.sample(self.run.train.batch_size, self.rng, symmetries)
