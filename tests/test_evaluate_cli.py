@@ -202,10 +202,11 @@ def test_script_round_robin_writes_the_report(tmp_path: Path) -> None:
 
 def test_run_mode_draws_the_learning_curve_by_training_minute(tmp_path: Path) -> None:
     """Snapshots that store their minute give curve.md rows at that minute; a run without them
-    (older runs) takes each step's minute from its TensorBoard events."""
+    (older runs) takes each step's minute from its TensorBoard scalars, as the run logs them."""
     from torch.utils.tensorboard import SummaryWriter
 
     from ultimate_rl.evaluate.curve import snapshot_minutes
+    from ultimate_rl.train.logs import MINUTES_TAG, STEP_TAG
 
     run = tmp_path / "run"
     for step in (10, 20):
@@ -221,8 +222,9 @@ def test_run_mode_draws_the_learning_curve_by_training_minute(tmp_path: Path) ->
         (match,) = [m for m in evaluation.matches_of(label) if "uct-20" in m.agent_b.label]
         assert float(row[-1].strip(" |")) == pytest.approx(match.score, abs=1e-3)
 
-    writer = SummaryWriter(str(run / "tensorboard"))
-    for step, seconds in ((5, 0.0), (10, 90.0), (20, 300.0)):
-        writer.add_scalar("loss/total", 1.0, step, walltime=1000.0 + seconds)
+    writer = SummaryWriter(str(run / "tensorboard"))  # scalars by iteration, as train.logs
+    for iteration, (step, minutes) in enumerate(((5, 0.5), (10, 1.5), (20, 3.0)), start=1):
+        writer.add_scalar(STEP_TAG, step, iteration)
+        writer.add_scalar(MINUTES_TAG, minutes, iteration)
     writer.close()
     assert snapshot_minutes(run, [(10, {}), (20, {"minutes": 7.0})]) == {10: 1.5, 20: 7.0}

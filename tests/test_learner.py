@@ -134,3 +134,15 @@ def test_a_run_stopped_by_the_clock_anneals_by_its_minutes():
     assert lr == pytest.approx(run.optim.lr * (floor + (1 - floor) * 0.5))
     learner.progress.seconds = 120.0
     assert learner.train_steps(1)["train/learning_rate"] == pytest.approx(run.optim.lr * floor)
+
+
+def test_the_progress_bar_counts_minutes_when_the_clock_bounds_the_run(tmp_path: Path):
+    run = small_run("train.iterations=1000", "train.max_minutes=30", "train.progress_bar=true")
+    learner = Learner(run, torch.device("cpu"))
+    log = RunLog(tmp_path, run, learner.progress, make_evaluator(learner.model, "cpu"))
+    learner.progress.iteration, learner.progress.seconds = 1, 90.0
+    log.iteration(learner.progress, IterationRecord(SelfPlayStats(), {}, 0))
+    assert (log.bar.n, log.bar.total, log.bar.unit) == (1.5, 30, "min")
+    assert "iter 1/1000" in str(log.bar)
+    log.close_bar()
+    log.finish(learner.progress)

@@ -4,8 +4,8 @@
 ``curve.md`` and ``curve.png`` (score against each opponent by training minute), the figure that
 says what an hour of training buys. A snapshot's minute is its training wall time, which the run
 stores in the snapshot (``minutes``); older runs lack it, and their minutes are read from the
-run's TensorBoard events (the wall time of the snapshot's step since the run's first event, so a
-resumed run's pause counts there).
+run's TensorBoard scalars (each iteration logs the optimiser step it reached and its training
+minutes, ``train.logs``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ultimate_rl.evaluate.ladder import Evaluation
+from ultimate_rl.train.logs import MINUTES_TAG, STEP_TAG
 
 CURVE_MARKDOWN = "curve.md"
 CURVE_PLOT = "curve.png"
@@ -27,19 +28,21 @@ def snapshot_minutes(run_dir: Path, snapshots: list[tuple[int, dict]]) -> dict[i
 
 
 def _minutes_from_events(run_dir: Path, steps: list[int]) -> dict[int, float]:
-    """Minutes since the run's first logged scalar at which each of ``steps`` was logged."""
+    """Training minutes at which each of ``steps`` was reached, from the run's TensorBoard
+    scalars: the iteration that logged that optimiser step, and that iteration's minutes."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    times: dict[int, float] = {}
-    start = float("inf")
+    step_at: dict[int, float] = {}  # iteration -> optimiser step
+    minutes_at: dict[int, float] = {}  # iteration -> training minutes
     for events in sorted((run_dir / "tensorboard").glob("**/events.out.tfevents.*")):
         accumulator = EventAccumulator(str(events), size_guidance={"scalars": 0})
         accumulator.Reload()
-        for tag in accumulator.Tags()["scalars"]:
-            for event in accumulator.Scalars(tag):
-                start = min(start, event.wall_time)
-                times.setdefault(event.step, event.wall_time)
-    return {step: (times[step] - start) / 60 for step in steps if step in times}
+        tags = accumulator.Tags()["scalars"]
+        for tag, into in ((STEP_TAG, step_at), (MINUTES_TAG, minutes_at)):
+            if tag in tags:
+                into.update({event.step: event.value for event in accumulator.Scalars(tag)})
+    minutes = {int(step): minutes_at[i] for i, step in step_at.items() if i in minutes_at}
+    return {step: minutes[step] for step in steps if step in minutes}
 
 
 def curve_rows(evaluation: Evaluation, minutes: dict[int, float]) -> list[dict]:

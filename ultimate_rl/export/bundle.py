@@ -33,7 +33,12 @@ from ultimate_rl.nn.checkpoint import FORMAT_VERSION as CHECKPOINT_FORMAT_VERSIO
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import resolve_device
 from ultimate_rl.nn.models import PolicyValueNet, build_model
-from ultimate_rl.nn.weights import AGENT_FORMAT_VERSION, encoding_version
+from ultimate_rl.nn.weights import (
+    AGENT_FORMAT_VERSION,
+    check_agent_encoding,
+    check_agent_version,
+    encoding_version,
+)
 
 FORMAT_NAME = AGENT_FORMAT_NAME
 FORMAT_VERSION = AGENT_FORMAT_VERSION
@@ -181,12 +186,7 @@ def read_bundle(path: str | os.PathLike) -> AgentBundle:
             else ""
         )
         raise BundleError(f"{path} is not an ultimate_rl agent file{hint}")
-    version = payload.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise BundleError(
-            f"{path} has agent format version {version!r}; this ultimate_rl reads up to "
-            f"{FORMAT_VERSION}: upgrade ultimate_rl"
-        )
+    check_agent_version(payload, path, BundleError)
     try:
         bundle = AgentBundle(
             game_name=str(_require(payload, path, "game", "name")),
@@ -220,12 +220,5 @@ def _check_encoding(bundle: AgentBundle) -> None:
         game = bundle.make_game()
     except ValueError as err:
         raise BundleError(f"{bundle.path}: its game cannot be made here ({err})") from err
-    stored = bundle.encoding.get("version")
-    current = encoding_version(game)
-    if stored != current:
-        raise BundleError(
-            f"{bundle.path} was exported for {bundle.game_name!r} input encoding {stored!r}, but "
-            f"this ultimate_rl encodes positions as {current!r}: the network would see planes "
-            "it was not trained on. Re-export the checkpoint with this version, or use the "
-            f"version the agent was made with ({bundle.metadata.get('ultimate_rl_version')})"
-        )
+    made_with = bundle.metadata.get("ultimate_rl_version")
+    check_agent_encoding(game, bundle.encoding.get("version"), bundle.path, made_with, BundleError)

@@ -63,32 +63,54 @@ def load_network_weights(
     return checkpoint_from_payload(payload, path, expected_game)
 
 
-def _agent_checkpoint(payload: dict[str, Any], path: Path) -> Checkpoint:
+def check_agent_version(
+    payload: dict[str, Any], path: Path, error: type[ValueError] = CheckpointError
+) -> None:
+    """Raises ``error`` when an agent file's layout is newer than this reader knows."""
     version = payload.get("format_version")
     if not isinstance(version, int) or version > AGENT_FORMAT_VERSION:
-        raise CheckpointError(
+        raise error(
             f"{path} has agent format version {version!r}; this ultimate_rl reads up to "
             f"{AGENT_FORMAT_VERSION}: upgrade ultimate_rl"
         )
+
+
+def check_agent_encoding(
+    game: Game,
+    stored: object,
+    path: Path,
+    made_with: object = None,
+    error: type[ValueError] = CheckpointError,
+) -> None:
+    """Raises ``error`` when an agent file's input-encoding fingerprint ``stored`` is not this
+    engine's for ``game``: its network saw other input planes."""
+    current = encoding_version(game)
+    if stored != current:
+        raise error(
+            f"{path} was exported for {game.name!r} input encoding {stored!r}, but this "
+            f"ultimate_rl encodes positions as {current!r}: its network saw other input planes. "
+            "Re-export its checkpoint with this version, or use the version the agent was made "
+            f"with ({made_with or 'see its metadata'})"
+        )
+
+
+def _agent_checkpoint(payload: dict[str, Any], path: Path) -> Checkpoint:
+    check_agent_version(payload, path)
     try:
         game_name = str(payload["game"]["name"])
         game_options = dict(payload["game"]["options"])
         encoding = dict(payload["encoding"])
         model_config = ModelConfig.from_dict(payload["model"]["config"])
         model_state = dict(payload["model"]["state"])
-        step = int((payload.get("metadata") or {}).get("step", 0))
+        metadata = dict(payload.get("metadata") or {})
+        step = int(metadata.get("step", 0))
         game = make_game(game_name, **game_options)
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(
             f"{path} is an incomplete or malformed agent file ({err!r}); export it again "
             "with scripts/export.py"
         ) from err
-    if encoding.get("version") != encoding_version(game):
-        raise CheckpointError(
-            f"{path} was exported for {game_name!r} input encoding {encoding.get('version')!r}, "
-            f"but this ultimate_rl encodes positions as {encoding_version(game)!r}: its network "
-            "saw other input planes; start from a checkpoint made with this version"
-        )
+    check_agent_encoding(game, encoding.get("version"), path, metadata.get("ultimate_rl_version"))
     return Checkpoint(
         path=path,
         format_version=FORMAT_VERSION,

@@ -24,6 +24,9 @@ from ultimate_rl.train.config import RunConfig
 from ultimate_rl.train.learner import Progress
 from ultimate_rl.train.tensorboard import probe_image
 
+STEP_TAG = "train/step"  # TensorBoard scalars by iteration: the optimiser step reached ...
+MINUTES_TAG = "time/minutes"  # ... and the training wall time (``evaluate.curve`` reads both)
+
 PROBE_POSITIONS = 4
 PROBE_SEED = 99
 
@@ -40,6 +43,20 @@ class IterationRecord:
     gate: dict[str, float] | None = None  # gating figures
 
 
+def progress_bar(run: RunConfig, progress: Progress) -> tqdm:
+    """The run's bar: by training minute when ``train.max_minutes`` bounds it (its time left is
+    then true, where iterations would promise hours), by iteration otherwise."""
+    common = {"disable": not run.train.progress_bar, "desc": "train", "dynamic_ncols": True}
+    minutes = run.train.max_minutes
+    if minutes is None:
+        return tqdm(total=run.train.iterations, initial=progress.iteration, unit="iter", **common)
+    shown = (
+        "{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:g} min [{elapsed}<{remaining}{postfix}]"
+    )
+    initial = min(progress.seconds / 60, minutes)
+    return tqdm(total=minutes, initial=initial, unit="min", bar_format=shown, **common)
+
+
 class RunLog:
     """TensorBoard writer, progress bar and console line of one run, resumed at ``progress``.
 
@@ -54,14 +71,7 @@ class RunLog:
             *sample_positions(game, PROBE_POSITIONS - 1, PROBE_SEED),
         ]
         self.writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=progress.iteration + 1)
-        self.bar = tqdm(
-            total=run.train.iterations,
-            initial=progress.iteration,
-            disable=not run.train.progress_bar,
-            desc="train",
-            unit="iter",
-            dynamic_ncols=True,
-        )
+        self.bar = progress_bar(run, progress)
 
     def write_evaluation(self, progress: Progress, record: IterationRecord) -> None:
         """``evaluations/iter_N.json`` when the iteration evaluated or gated."""
@@ -83,11 +93,11 @@ class RunLog:
         i = progress.iteration
         scalars = {
             **record.losses,
-            "train/step": progress.step,
+            STEP_TAG: progress.step,
             **{f"selfplay/{k}": v for k, v in record.selfplay.summary().items()},
             "replay/size": record.replay_size,
             **{f"pipeline/{k}": v for k, v in record.pipeline.items()},
-            "time/minutes": progress.seconds / 60,
+            MINUTES_TAG: progress.seconds / 60,
             **{f"eval/{k}": v for k, v in flat_eval(record.report or {}).items()},
             **{f"gating/{k}": v for k, v in (record.gate or {}).items()},
         }
@@ -97,7 +107,11 @@ class RunLog:
         every = self.run.train.probe_image_every
         if every and i % every == 0:
             self.probe_images(i)
-        self.bar.update(1)
+        if self.run.train.max_minutes is None:
+            self.bar.update(1)
+        else:
+            self.bar.update(min(progress.seconds / 60, self.bar.total) - self.bar.n)
+            self.bar.set_postfix_str(f"iter {i}/{self.run.train.iterations}", refresh=False)
         tqdm.write(status_line(progress, self.run.train.iterations, record))
 
     def probe_images(self, iteration: int) -> None:
