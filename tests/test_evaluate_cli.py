@@ -205,8 +205,11 @@ def test_run_mode_draws_the_learning_curve_by_training_minute(tmp_path: Path) ->
     (older runs) takes each step's minute from its TensorBoard scalars, as the run logs them."""
     from torch.utils.tensorboard import SummaryWriter
 
+    from ultimate_rl.evaluate import curve
     from ultimate_rl.evaluate.curve import snapshot_minutes
     from ultimate_rl.train.logs import MINUTES_TAG, STEP_TAG
+
+    assert (curve.STEP_TAG, curve.MINUTES_TAG) == (STEP_TAG, MINUTES_TAG)  # the run's own tags
 
     run = tmp_path / "run"
     for step in (10, 20):

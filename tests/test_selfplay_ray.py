@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -33,9 +32,17 @@ def test_two_ray_actors_play_a_round_and_a_killed_actor_is_replaced():
     pool = make_pool(workers=2, backend="ray")
     try:
         expected = pool.play(40, seed=7)
-        pid = pool.backend.pids()[0]
-        threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
+        backend = pool.backend
+        pid, submit, killed = backend.pids()[0], backend.submit, []
+
+        def submit_then_kill(actor, job):  # actor 0 dies as its first job is sent: mid-round
+            submit(actor, job)
+            if actor == 0 and not killed:
+                killed.append(os.kill(pid, signal.SIGKILL))
+
+        backend.submit = submit_then_kill
         again = pool.play(40, seed=7)  # the killed actor's job is retried on its restart
+        assert killed
         assert pool.backend.pids()[0] != pid
     finally:
         pool.close()

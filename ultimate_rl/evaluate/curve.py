@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ultimate_rl.evaluate.ladder import Evaluation
-from ultimate_rl.train.logs import MINUTES_TAG, STEP_TAG
 
 CURVE_MARKDOWN = "curve.md"
 CURVE_PLOT = "curve.png"
+STEP_TAG, MINUTES_TAG = "train/step", "time/minutes"  # as ``train.logs`` writes them
 
 
 def snapshot_minutes(run_dir: Path, snapshots: list[tuple[int, dict]]) -> dict[int, float]:

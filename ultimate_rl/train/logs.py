@@ -25,7 +25,8 @@ from ultimate_rl.train.learner import Progress
 from ultimate_rl.train.tensorboard import probe_image
 
 STEP_TAG = "train/step"  # TensorBoard scalars by iteration: the optimiser step reached ...
-MINUTES_TAG = "time/minutes"  # ... and the training wall time (``evaluate.curve`` reads both)
+MINUTES_TAG = "time/minutes"  # ... and the training wall time (``evaluate.curve`` reads both,
+# by name: the evaluate layer may not import this one; tests/test_evaluate_cli.py ties them)
 
 PROBE_POSITIONS = 4
 PROBE_SEED = 99
