@@ -34,13 +34,14 @@ def make_pool(workers: int = 2, **options) -> SelfPlayPool:
 
 
 def kill_worker_0_when_its_job_is_sent(backend) -> None:
-    """Worker 0 dies the moment its next job is sent: a kill mid-round on any machine."""
-    submit, victim = backend.submit, backend.pids()[0]
+    """Worker 0 dies the moment its next job is sent, once: a kill mid-round on any machine
+    (processes or Ray backend)."""
+    submit, victim, killed = backend.submit, backend.pids()[0], []
 
     def submit_then_kill(actor, job):
         submit(actor, job)
-        if actor == 0 and backend.replaced == 0:
-            os.kill(victim, signal.SIGKILL)
+        if actor == 0 and not killed:
+            killed.append(os.kill(victim, signal.SIGKILL))
 
     backend.submit = submit_then_kill
 

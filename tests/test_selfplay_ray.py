@@ -3,8 +3,6 @@ the training loop in both modes. One local Ray runtime serves the whole module."
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +10,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from test_selfplay_faults import make_pool  # noqa: E402
+from test_selfplay_faults import kill_worker_0_when_its_job_is_sent, make_pool  # noqa: E402
 from test_train_loop import tiny  # noqa: E402
 
 from ultimate_rl.selfplay.parallel import RaySettings  # noqa: E402
@@ -32,17 +30,9 @@ def test_two_ray_actors_play_a_round_and_a_killed_actor_is_replaced():
     pool = make_pool(workers=2, backend="ray")
     try:
         expected = pool.play(40, seed=7)
-        backend = pool.backend
-        pid, submit, killed = backend.pids()[0], backend.submit, []
-
-        def submit_then_kill(actor, job):  # actor 0 dies as its first job is sent: mid-round
-            submit(actor, job)
-            if actor == 0 and not killed:
-                killed.append(os.kill(pid, signal.SIGKILL))
-
-        backend.submit = submit_then_kill
+        pid = pool.backend.pids()[0]
+        kill_worker_0_when_its_job_is_sent(pool.backend)
         again = pool.play(40, seed=7)  # the killed actor's job is retried on its restart
-        assert killed
         assert pool.backend.pids()[0] != pid
     finally:
         pool.close()
