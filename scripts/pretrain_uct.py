@@ -1,7 +1,10 @@
-"""Warm start from rollout-MCTS labels: UCT labels positions, a network learns them supervised.
+"""Warm start from rollout-MCTS labels, as a file: UCT labels positions, a network learns them.
 
     python scripts/pretrain_uct.py --out checkpoints/uttt_uct_warm.pt experiment=uttt_cpu
     python scripts/train.py experiment=uttt_cpu train.init_from=checkpoints/uttt_uct_warm.pt
+
+The same warm start runs inside a training run with train.warm_start.positions=N (then its
+minutes count against train.max_minutes); this script keeps it for reuse across many runs.
 
 Positions come from 0..--max-plies random moves; each is searched by UCT with --simulations
 random-rollout simulations (visit distribution: policy target; root value: value target). The
@@ -12,16 +15,18 @@ the model of the run that starts from it), the optimiser and the batch size.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from ultimate_rl.nn import resolve_device
 from ultimate_rl.train import ConfigError, check_config
-from ultimate_rl.train.pretrain import pretrain, save_warm_start, uct_labels
+from ultimate_rl.train.config import WarmStartSection
+from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.run import compose_train_config
+from ultimate_rl.train.warm_start import learn_labels, parallel_uct_labels, save_warm_start
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -33,6 +38,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--simulations", type=int, default=1000, help="UCT simulations each")
     parser.add_argument("--max-plies", type=int, default=40, help="random opening length bound")
     parser.add_argument("--steps", type=int, default=5000, help="optimiser steps")
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="labelling processes"
+    )
     parser.add_argument("overrides", nargs="*", help="training config overrides (key=value)")
     return parser.parse_args(argv)
 
@@ -47,14 +55,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if run.train.threads:
         torch.set_num_threads(run.train.threads)
-    rng = np.random.default_rng(run.seed)
-    print(f"labelling {args.positions} positions with UCT-{args.simulations} ...")
-    labels = uct_labels(run.game, args.positions, args.simulations, args.max_plies, rng)
-
-    def log(step: int, losses: dict[str, float]) -> None:
-        print(f"step {step}: loss {losses.get('loss/total', float('nan')):.3f}")
-
-    learner = pretrain(run, labels, args.steps, resolve_device(run.device), log)
+    warm = WarmStartSection(args.positions, args.simulations, args.max_plies, args.steps)
+    game = {"name": run.game.name, "options": run.game_options}
+    labels = parallel_uct_labels(game, warm, args.workers, run.seed)
+    learner = Learner(run, resolve_device(run.device))
+    losses = learn_labels(learner, labels, args.steps)
+    print(f"{args.steps} steps: loss {losses.get('loss/total', float('nan')):.3f}")
     print(f"wrote {save_warm_start(learner, args.out)}")
     return 0
 

@@ -146,3 +146,22 @@ def test_the_progress_bar_counts_minutes_when_the_clock_bounds_the_run(tmp_path:
     assert "iter 1/1000" in str(log.bar)
     log.close_bar()
     log.finish(learner.progress)
+
+
+def test_the_learner_trains_a_channels_last_resnet_in_its_precision(monkeypatch):
+    """Channels-last weights and batches (the fast convolution layout); the step runs under the
+    precision ``train.precision`` resolves to and still returns float losses."""
+    import ultimate_rl.train.learner as learner_module
+
+    seen = []
+    real = learner_module.autocast
+    monkeypatch.setattr(
+        learner_module, "autocast", lambda device, dtype: seen.append(dtype) or real(device, dtype)
+    )
+    uttt = ["game=uttt", "model=resnet_small", "train.precision=bf16", "train.batch_size=8"]
+    run = check_config(compose_train_config([*uttt, "device=cpu", "train.progress_bar=false"]))
+    learner = filled(Learner(run, torch.device("cpu")), 16)
+    conv = next(p for p in learner.model.parameters() if p.dim() == 4)
+    assert conv.is_contiguous(memory_format=torch.channels_last)
+    losses = learner.train_steps(2)
+    assert seen == [torch.bfloat16] * 2 and np.isfinite(losses["loss/total"])

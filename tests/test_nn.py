@@ -8,6 +8,7 @@ import torch
 from helpers import random_play_states
 
 import ultimate_rl.games as games
+import ultimate_rl.nn.device as device_module
 from ultimate_rl.nn import (
     Batch,
     ModelConfig,
@@ -20,6 +21,7 @@ from ultimate_rl.nn import (
     training_loss,
     wdl_targets,
 )
+from ultimate_rl.nn.device import training_precision
 
 GAMES = ["uttt", "numerical_ttt", "tictactoe"]
 SMALL = {"blocks": 1, "channels": 8, "value_hidden": 8, "mlp_hidden": (16,)}
@@ -210,6 +212,15 @@ def test_config_errors_name_the_problem():
     assert ModelConfig.from_dict(config.to_dict()) == config
 
 
+@pytest.mark.parametrize("amx", [False, True])
+def test_training_precision_is_bf16_on_cpus_with_amx_only(monkeypatch, amx: bool):
+    monkeypatch.setattr(device_module, "cpu_has_amx", lambda: amx)
+    cpu = torch.device("cpu")
+    assert training_precision("auto", cpu) == (torch.bfloat16 if amx else None)
+    assert training_precision("fp32", cpu) is None
+    assert training_precision("bf16", cpu) == torch.bfloat16
+
+
 def test_device_and_precision_resolution():
     expected = "cuda" if torch.cuda.is_available() else "cpu"
     assert resolve_device("auto").type == expected
@@ -219,8 +230,9 @@ def test_device_and_precision_resolution():
     cpu = torch.device("cpu")
     assert resolve_precision("auto", cpu) is None
     assert resolve_precision("fp32", cpu) is None
+    assert resolve_precision("bf16", cpu) == torch.bfloat16
     with pytest.raises(ValueError, match="CUDA only"):
-        resolve_precision("bf16", cpu)
+        resolve_precision("fp16", cpu)
     with pytest.raises(ValueError, match="unknown precision"):
         resolve_precision("fp8", cpu)
     if not torch.cuda.is_available():

@@ -164,33 +164,3 @@ def test_init_from_starts_a_run_from_a_checkpoints_weights(tmp_path):
     other = Learner(small_run("model.mlp_hidden=[8]"), torch.device("cpu"))
     with pytest.raises(ConfigError, match=r"train\.init_from=.*does not fit this run's model"):
         other.init_weights(str(path))
-
-
-def test_uct_labels_and_a_supervised_warm_start(tmp_path):
-    from ultimate_rl.train.pretrain import pretrain, save_warm_start, uct_labels
-
-    game = make("tictactoe")
-    states, policies, values = uct_labels(game, 24, 64, 4, np.random.default_rng(0))
-    masks = np.stack([game.legal_mask(s) for s in states])
-    np.testing.assert_allclose(policies.sum(axis=1), 1.0, rtol=1e-6)
-    assert np.all(policies[~masks] == 0) and np.all(np.abs(values) <= 1)
-    run = small_run(
-        "train.batch_size=24",
-        "optim.warmup_steps=1",
-        "optim.lr=0.01",
-        "train.replay_window=24",
-        "train.min_replay=1",
-    )
-    losses = []
-    learner = pretrain(
-        run,
-        (states, policies, values),
-        100,
-        torch.device("cpu"),
-        lambda step, terms: losses.append(terms["loss/total"]),
-    )
-    assert len(losses) == 10 and losses[-1] < 0.9 * losses[0]
-    path = save_warm_start(learner, tmp_path / "warm.pt")
-    fresh = Learner(small_run(f"train.init_from={path}"), torch.device("cpu"))
-    fresh.init_weights(str(path))
-    torch.testing.assert_close(fresh.model.state_dict(), learner.model.state_dict())

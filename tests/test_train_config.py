@@ -185,3 +185,15 @@ def test_learning_rate_schedules():
     optim.schedule = "step"
     optim.step_every = 100
     assert learning_rate(optim, 250, 1000) == pytest.approx(optim.lr * optim.step_gamma**2)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("train.precision=fp8", r"unknown train\.precision 'fp8'"),
+        ("train.precision=fp16", r"train\.precision: precision='fp16' is for CUDA only"),
+    ],
+)
+def test_a_bad_training_precision_is_named(override: str, message: str):
+    with pytest.raises(ConfigError, match=message):
+        check_config(compose_train_config([override, "device=cpu"]))

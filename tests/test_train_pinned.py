@@ -1,7 +1,7 @@
 """A seeded ``tictactoe_quick`` run gives the same losses as the code it was pinned on.
 
 Refactors of the learner, the search or self-play must keep the algorithm: the losses of the
-first four iterations (recorded on the CPU, torch with one thread) stay within a float32 margin.
+first four iterations (recorded on the CPU in float32, torch with one thread) stay within a float32 margin.
 The figures were pinned with torch playing the self-play network (``selfplay.inference=torch``:
 that case keeps the test's meaning whatever the default backend). onnxruntime, the default on a
 CPU, differs from torch by float rounding only and reaches the same figures today; should a
@@ -40,6 +40,7 @@ def test_seeded_tictactoe_quick_losses_are_pinned(tmp_path: Path, inference: str
             "train.probe_image_every=0",
             "train.progress_bar=false",
             "device=cpu",
+            "train.precision=fp32",  # auto trains in bf16 on a CPU with AMX
         ]
     )
     train(cfg, tmp_path)

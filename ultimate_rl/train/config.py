@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from ultimate_rl.games import GAMES, Game, is_solvable
 from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
+from ultimate_rl.nn.device import PRECISIONS, resolve_device, training_precision
 from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES
 from ultimate_rl.search import SearchConfig, SearchError
 from ultimate_rl.selfplay.parallel import RaySettings
@@ -36,6 +37,16 @@ class ConfigError(ValueError):
 
 
 TRAIN_MODES = ("sync", "async")
+
+
+@dataclass
+class WarmStartSection:
+    """``train.warm_start``: supervised rounds on UCT labels before self-play (0 positions: off)."""
+
+    positions: int = 0
+    simulations: int = 1000
+    max_plies: int = 40
+    steps: int = 1000
 
 
 @dataclass
@@ -58,6 +69,8 @@ class TrainSection:
     progress_bar: bool = True
     threads: int | None = 1
     init_from: str | None = None  # a new run starts from this checkpoint's / agent file's weights
+    precision: str = "auto"  # optimiser arithmetic: auto (bf16 on CUDA, AMX CPUs), fp32, bf16, fp16
+    warm_start: WarmStartSection = field(default_factory=WarmStartSection)
 
 
 @dataclass
@@ -238,6 +251,7 @@ def _check_choices(run: RunConfig) -> None:
         "optim.name": (optim.name, OPTIMIZERS),
         "optim.schedule": (optim.schedule, LR_SCHEDULES),
         "train.mode": (train.mode, TRAIN_MODES),
+        "train.precision": (train.precision, PRECISIONS),
     }
     for key, (value, valid) in choices.items():
         if value not in valid:
@@ -271,6 +285,10 @@ def _check_choices(run: RunConfig) -> None:
         "eval.gating.num_games": (evaluation.gating.num_games, 2),
         "eval.gating.threshold": (evaluation.gating.threshold, 0),
         "eval.gating.opening_plies": (evaluation.gating.opening_plies, 0),
+        "train.warm_start.positions": (train.warm_start.positions, 0),
+        "train.warm_start.simulations": (train.warm_start.simulations, 1),
+        "train.warm_start.max_plies": (train.warm_start.max_plies, 0),
+        "train.warm_start.steps": (train.warm_start.steps, 0),
     }
     for key, (value, least) in at_least.items():
         if value < least:
@@ -324,6 +342,17 @@ def _check_combinations(run: RunConfig) -> None:
         raise ConfigError(
             f"selfplay.actor_device={selfplay.actor_device} on Ray needs ray.num_gpus > 0 (a "
             "share of a GPU per actor, e.g. 0.25), or Ray hides the GPUs from the actors"
+        )
+    if train.precision == "fp16" and not str(run.device).startswith("cuda"):
+        try:  # fp16 needs CUDA; a preset for a CUDA machine still composes on a CPU
+            training_precision(train.precision, resolve_device(run.device))
+        except ValueError as err:
+            raise ConfigError(f"train.precision: {err}") from None
+    if train.warm_start.positions > train.replay_window:
+        raise ConfigError(
+            f"train.warm_start.positions ({train.warm_start.positions}) exceeds "
+            f"train.replay_window ({train.replay_window}): the window would drop labels before "
+            "the warm start learns them; raise the window or label fewer positions"
         )
     if train.min_replay > train.replay_window:
         raise ConfigError(

@@ -115,6 +115,20 @@ class RunLog:
             self.bar.set_postfix_str(f"iter {i}/{self.run.train.iterations}", refresh=False)
         tqdm.write(status_line(progress, self.run.train.iterations, record))
 
+    def warm_start(self, progress: Progress, losses: dict[str, float]) -> None:
+        """The warm start's losses and time at iteration 0, and one console line."""
+        scalars = {**losses, STEP_TAG: progress.step, MINUTES_TAG: progress.seconds / 60}
+        for tag, value in scalars.items():
+            self.writer.add_scalar(tag, value, 0)
+        self.writer.flush()
+        if self.run.train.max_minutes is not None:
+            self.bar.update(min(progress.seconds / 60, self.bar.total) - self.bar.n)
+        loss = losses.get("loss/total", float("nan"))
+        tqdm.write(
+            f"warm start: {progress.warm_start_positions} UCT-labelled positions, "
+            f"{progress.step} steps, loss {loss:.3f}, {progress.seconds / 60:.1f} min"
+        )
+
     def probe_images(self, iteration: int) -> None:
         """The network's policy and value on the fixed probe positions, as one image."""
         game = self.run.game

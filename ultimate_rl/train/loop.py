@@ -1,6 +1,7 @@
 """The AlphaZero training loop (CleanRL style): read ``train`` top to bottom.
 
-Each iteration:
+A new run with ``train.warm_start.positions`` first learns UCT-labelled positions (supervised,
+``train.warm_start``; its minutes count). Then each iteration:
 
 1. self-play: ``selfplay.games_per_iteration`` games with the current network and batched search
    (``selfplay.workers`` actors: processes or Ray, ``selfplay.parallel``);
@@ -47,6 +48,7 @@ from ultimate_rl.train.evaluation import evaluate_network, gating_match, is_perf
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, RunLog
 from ultimate_rl.train.selfplay import make_selfplay
+from ultimate_rl.train.warm_start import warm_start
 
 RatingHook = Callable[[Path, int], dict[str, float]]
 """Rates a model snapshot (path, optimiser step) and returns flat figures such as ``elo``."""
@@ -112,6 +114,17 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
 
     with StopRequest() as stop:
         try:
+            # 0. a new run's warm start on UCT labels (train.warm_start), inside its clock
+            if run.train.warm_start.positions and not (
+                progress.iteration or progress.warm_start_positions
+            ):
+                started = time.perf_counter()
+                losses = warm_start(
+                    learner, run.selfplay.workers, stop.is_set, run.train.progress_bar
+                )
+                progress.seconds += time.perf_counter() - started
+                checkpoints.save(learner)
+                log.warm_start(progress, losses)
             # 1-3. self-play -> replay window -> optimiser, in rounds or streaming (train.mode)
             selfplay = make_selfplay(run, pool, learner)
             while not finished(progress, run.train) and not stop.requested:
