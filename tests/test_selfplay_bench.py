@@ -24,6 +24,8 @@ def test_selfplay_suite_reports_every_figure():
         "agent_move_ms_torch",
         "agent_move_ms_onnxruntime",
         "train_samples_per_s",
+        "train_samples_per_s_fp32",
+        "train_precision_speedup",
     ]
     for key in keys:
         assert math.isfinite(figures[key]) and figures[key] > 0, key

@@ -1,7 +1,8 @@
 """A seeded ``tictactoe_quick`` run gives the same losses as the code it was pinned on.
 
 Refactors of the learner, the search or self-play must keep the algorithm: the losses of the
-first four iterations (recorded on the CPU in float32, torch with one thread) stay within a float32 margin.
+first four iterations (recorded on the CPU in float32, torch with one thread) stay within a
+float32 margin.
 The figures were pinned with torch playing the self-play network (``selfplay.inference=torch``:
 that case keeps the test's meaning whatever the default backend). onnxruntime, the default on a
 CPU, differs from torch by float rounding only and reaches the same figures today; should a

@@ -10,7 +10,10 @@ Figures:
 - ``nn_positions_per_s_<backend>``: ``evaluate`` alone at batch ``NN_BATCH``, per backend.
 - ``onnx_refresh_ms``: what an onnxruntime evaluator pays to pick up new weights (one export).
 - ``agent_move_ms_<backend>``: the shipped agent's time per move at 200 simulations, per backend.
-- ``train_samples_per_s``: positions per second through the optimiser, augmentation included.
+- ``train_samples_per_s``: positions per second through the optimiser, augmentation included,
+  at the preset's ``train.precision`` (auto: bf16 on CUDA and on CPUs with AMX);
+  ``train_samples_per_s_fp32``: the same learner in float32, measured alternately in the same
+  run; ``train_precision_speedup``: their ratio (1.0 where auto means float32).
 
 One thread, the preset's own settings, after a warm-up that compiles kernels. Backends are
 measured alternately (self-play: two rounds each, torch-default-default-torch) so that other
@@ -48,10 +51,10 @@ def run(cfg: Any) -> dict[str, float]:
     """The figures above; ``cfg.seconds`` bounds the inference and training measurements."""
     torch.set_num_threads(1)
     seconds = float(cfg.seconds)
-    train_cfg = compose_train_config([f"experiment={PRESET}", "device=cpu"])
-    checked = check_config(train_cfg)
+    overrides, cpu = [f"experiment={PRESET}", "device=cpu"], torch.device("cpu")
+    checked = check_config(compose_train_config(overrides))
     game = checked.game
-    learner = Learner(checked, torch.device("cpu"))
+    learner = Learner(checked, cpu)
     model = learner.model
     worker = SelfPlayWorker(game, checked.search, checked.selfplay)
     rng = np.random.default_rng(0)
@@ -77,7 +80,8 @@ def run(cfg: Any) -> dict[str, float]:
         "onnx_refresh_ms": refresh_ms(model),
         **agent_move_ms(game),
     }
-    figures["train_samples_per_s"] = train_rate(learner, data, seconds)
+    fp32 = Learner(check_config(compose_train_config([*overrides, "train.precision=fp32"])), cpu)
+    figures.update(train_rates({"": learner, "_fp32": fp32}, data, seconds))
     return figures
 
 
@@ -130,13 +134,23 @@ def agent_move_ms(game: Game) -> dict[str, float]:
     return {f"agent_move_ms_{b}": 1000 * spent[b] / len(positions) for b in BACKENDS}
 
 
-def train_rate(learner: Learner, data: SelfPlayData, seconds: float) -> float:
-    """Positions per second through the optimiser, on the self-play round's positions."""
-    learner.add(data)
-    learner.train_steps(1)  # warm-up
-    start = time.perf_counter()
-    steps = 0
-    while time.perf_counter() - start < seconds or steps < 3:
-        learner.train_steps(1)
-        steps += 1
-    return steps * learner.run.train.batch_size / (time.perf_counter() - start)
+def train_rates(
+    learners: dict[str, Learner], data: SelfPlayData, seconds: float
+) -> dict[str, float]:
+    """Positions per second through each learner's optimiser on the self-play round's
+    positions (``train_samples_per_s<suffix>``), the learners taking turns; and the ratio of
+    the first to the second (``train_precision_speedup``)."""
+    spent, steps = dict.fromkeys(learners, 0.0), dict.fromkeys(learners, 0)
+    for learner in learners.values():
+        learner.add(data)
+        learner.train_steps(1)  # warm-up
+    while min(spent.values()) < seconds / len(learners) or min(steps.values()) < 3:
+        for name, learner in learners.items():
+            start = time.perf_counter()
+            learner.train_steps(1)
+            spent[name] += time.perf_counter() - start
+            steps[name] += 1
+    batch = next(iter(learners.values())).run.train.batch_size
+    rates = {f"train_samples_per_s{k}": steps[k] * batch / spent[k] for k in learners}
+    first, second = rates.values()
+    return {**rates, "train_precision_speedup": first / second}
