@@ -52,6 +52,7 @@ QUICK_TRAIN = [
     "eval.games=2",
     "eval.optimal_positions=10",
     "eval.elo_every=0",
+    "train.warm_start.positions=0",  # uttt_cpu's 40k UCT labels; tests/test_warm_start.py runs one
     "train.progress_bar=false",
 ]
 QUICK_EVALUATE = [

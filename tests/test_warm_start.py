@@ -114,3 +114,13 @@ def test_a_run_warm_starts_once_inside_its_clock(tmp_path: Path):
 def test_bad_warm_start_settings_are_named(override: str, message: str):
     with pytest.raises(ConfigError, match=message):
         small_run(override)
+
+
+def test_a_run_from_init_from_keeps_its_network_and_skips_the_warm_start(tmp_path: Path):
+    first = tmp_path / "first"
+    train(compose_train_config([*TINY, "train.iterations=1"]), first)
+    cfg = [*TINY, "train.iterations=1", f"train.init_from={first / CHECKPOINT}"]
+    summary = train(compose_train_config(cfg), tmp_path / "second")
+    assert summary["steps"] == 5
+    progress = load_checkpoint(tmp_path / "second" / CHECKPOINT).extra["progress"]
+    assert progress["warm_start_positions"] == 0

@@ -1,7 +1,7 @@
 """The AlphaZero training loop (CleanRL style): read ``train`` top to bottom.
 
-A new run with ``train.warm_start.positions`` first learns UCT-labelled positions (supervised,
-``train.warm_start``; its minutes count). Then each iteration:
+A new run with ``train.warm_start.positions`` (and no ``train.init_from``) first learns
+UCT-labelled positions (supervised, ``train.warm_start``; its minutes count). Then each iteration:
 
 1. self-play: ``selfplay.games_per_iteration`` games with the current network and batched search
    (``selfplay.workers`` actors: processes or Ray, ``selfplay.parallel``);
@@ -114,9 +114,12 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
 
     with StopRequest() as stop:
         try:
-            # 0. a new run's warm start on UCT labels (train.warm_start), inside its clock
-            if run.train.warm_start.positions and not (
-                progress.iteration or progress.warm_start_positions
+            # 0. a new run's warm start on UCT labels (train.warm_start), inside its clock; not
+            # for a network given by train.init_from (UCT-1000's labels would set it back)
+            if (
+                run.train.warm_start.positions
+                and not run.train.init_from
+                and not (progress.iteration or progress.warm_start_positions)
             ):
                 started = time.perf_counter()
                 losses = warm_start(

@@ -25,6 +25,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.checkpoint import save_checkpoint
 from ultimate_rl.search.uct import UCT
+from ultimate_rl.selfplay.actor import actor_start_environment, ignore_stop_signals
 from ultimate_rl.train.config import WarmStartSection
 from ultimate_rl.train.learner import Learner
 
@@ -50,7 +51,9 @@ def uct_labels(
     return states, policies, values
 
 
-def _label_job(game: dict[str, Any], positions: int, simulations: int, plies: int, seed: int):
+def _label_job(
+    game: dict[str, Any], positions: int, simulations: int, plies: int, seed: int
+) -> Labels:
     """One labelling job in a worker process (the game travels as its name and options)."""
     built = make_game(game["name"], **game["options"])
     return uct_labels(built, positions, simulations, plies, np.random.default_rng(seed))
@@ -71,12 +74,17 @@ def parallel_uct_labels(
     sizes = [min(CHUNK, warm.positions - start) for start in range(0, warm.positions, CHUNK)]
     seeds = np.random.SeedSequence(seed).generate_state(len(sizes))
     bar = tqdm(total=warm.positions, desc="warm start: UCT labels", disable=not show_progress)
-    # spawn, not fork: a forked child of a process that already ran torch threads can hang
-    with ProcessPoolExecutor(max(workers, 1), mp_context=get_context("spawn")) as pool:
+    # spawn, not fork: a forked child of a process that already ran torch threads can hang;
+    # the workers ignore Ctrl-C, as self-play actors do: the run stops them after saving
+    with actor_start_environment():
+        pool = ProcessPoolExecutor(
+            max(workers, 1), mp_context=get_context("spawn"), initializer=ignore_stop_signals
+        )
         jobs: dict[Future, int] = {
             pool.submit(_label_job, game, n, warm.simulations, warm.max_plies, int(s)): k
             for k, (n, s) in enumerate(zip(sizes, seeds, strict=True))
         }
+    with pool:
         done: dict[int, Labels] = {}
         pending = set(jobs)
         while pending and not should_stop():
