@@ -123,10 +123,10 @@ class RunLog:
         self.writer.flush()
         if self.run.train.max_minutes is not None:
             self.bar.update(min(progress.seconds / 60, self.bar.total) - self.bar.n)
-        loss = losses.get("loss/total", float("nan"))
+        loss = f", loss {losses['loss/total']:.3f}" if "loss/total" in losses else " (stopped)"
         tqdm.write(
             f"warm start: {progress.warm_start_positions} UCT-labelled positions, "
-            f"{progress.step} steps, loss {loss:.3f}, {progress.seconds / 60:.1f} min"
+            f"{progress.step} steps{loss}, {progress.seconds / 60:.1f} min"
         )
 
     def probe_images(self, iteration: int) -> None:
