@@ -16,7 +16,13 @@ from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.config import ConfigError, WarmStartSection, check_config
 from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.run import compose_train_config
-from ultimate_rl.train.warm_start import learn_labels, parallel_uct_labels, save_warm_start
+from ultimate_rl.train.warm_start import (
+    learn_labels,
+    parallel_uct_labels,
+    save_warm_start,
+    warm_start,
+    warm_start_due,
+)
 
 TICTACTOE = {"name": "tictactoe", "options": {}}
 
@@ -124,3 +130,24 @@ def test_a_run_from_init_from_keeps_its_network_and_skips_the_warm_start(tmp_pat
     assert summary["steps"] == 5
     progress = load_checkpoint(tmp_path / "second" / CHECKPOINT).extra["progress"]
     assert progress["warm_start_positions"] == 0
+
+
+def test_a_warm_start_stopped_after_its_labels_resumes_with_the_steps_still_due():
+    run = small_run(
+        "train.warm_start.positions=20",
+        "train.warm_start.simulations=16",
+        "train.warm_start.max_plies=4",
+        "train.warm_start.steps=6",
+        "train.batch_size=8",
+        "train.min_replay=1",
+    )
+    learner = Learner(run, torch.device("cpu"))
+    assert warm_start_due(learner)
+    stop_after_labels = lambda: learner.progress.warm_start_positions > 0  # noqa: E731
+    assert warm_start(learner, 1, stop_after_labels, show_progress=False) == {}
+    assert learner.progress.warm_start_positions == 20 and learner.progress.step == 0
+    assert warm_start_due(learner)  # labels kept, steps still due
+    losses = warm_start(learner, 1, show_progress=False)
+    assert "loss/total" in losses and learner.progress.step == 6
+    assert learner.progress.warm_start_positions == 20 and len(learner.replay) == 20
+    assert not warm_start_due(learner)

@@ -48,7 +48,7 @@ from ultimate_rl.train.evaluation import evaluate_network, gating_match, is_perf
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, RunLog
 from ultimate_rl.train.selfplay import make_selfplay
-from ultimate_rl.train.warm_start import warm_start
+from ultimate_rl.train.warm_start import warm_start, warm_start_due
 
 RatingHook = Callable[[Path, int], dict[str, float]]
 """Rates a model snapshot (path, optimiser step) and returns flat figures such as ``elo``."""
@@ -116,11 +116,7 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
         try:
             # 0. a new run's warm start on UCT labels (train.warm_start), inside its clock; not
             # for a network given by train.init_from (UCT-1000's labels would set it back)
-            if (
-                run.train.warm_start.positions
-                and not run.train.init_from
-                and not (progress.iteration or progress.warm_start_positions)
-            ):
+            if warm_start_due(learner):
                 started = time.perf_counter()
                 losses = warm_start(
                     learner, run.selfplay.workers, stop.is_set, run.train.progress_bar

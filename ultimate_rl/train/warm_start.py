@@ -120,17 +120,18 @@ def learn_labels(
     """The labels into the learner's replay window, then up to ``steps`` optimiser steps on
     the window; the mean loss terms of the last tenth of the steps (empty if none ran)."""
     states, policies, values = labels
-    if len(states) == 0:
+    if len(states):
+        given = {
+            "policies": policies,
+            "values": values,
+            "full_search": np.ones(len(states), bool),
+            "root_values": values,
+            "opponent_policies": np.zeros_like(policies),  # no reply: its loss masks zero rows
+        }
+        learner.replay.add(states, {name: given[name] for name in learner.replay.targets})
+        learner.progress.warm_start_positions += len(states)
+    if not len(learner.replay) or steps <= 0:
         return {}
-    given = {
-        "policies": policies,
-        "values": values,
-        "full_search": np.ones(len(states), bool),
-        "root_values": values,
-        "opponent_policies": np.zeros_like(policies),  # no reply: its loss masks zero rows
-    }
-    learner.replay.add(states, {name: given[name] for name in learner.replay.targets})
-    learner.progress.warm_start_positions += len(states)
     chunk = max(steps // 10, 1)
     losses: dict[str, float] = {}
     with tqdm(total=steps, desc="warm start: training", disable=not show_progress) as bar:
@@ -149,14 +150,28 @@ def warm_start(
     show_progress: bool = True,
 ) -> dict[str, float]:
     """``train.warm_start`` on a new run's learner: UCT labels on ``workers`` processes, then
-    its optimiser steps on them; the loss terms of its last steps."""
-    run = learner.run
+    its optimiser steps on them; the loss terms of its last steps. A warm start stopped after
+    its labelling resumes with the labels it kept and runs only the steps still due."""
+    run, progress = learner.run, learner.progress
     game = {"name": run.game.name, "options": run.game_options}
     warm = run.train.warm_start
-    labels = parallel_uct_labels(
-        game, warm, workers, learner.next_seed(), should_stop, show_progress
-    )
-    return learn_labels(learner, labels, warm.steps, should_stop, show_progress)
+    if progress.warm_start_positions:
+        labels = _empty_labels(game)
+    else:
+        seed = learner.next_seed()
+        labels = parallel_uct_labels(game, warm, workers, seed, should_stop, show_progress)
+    steps = warm.steps - progress.step
+    return learn_labels(learner, labels, steps, should_stop, show_progress)
+
+
+def warm_start_due(learner: Learner) -> bool:
+    """Whether a run's warm start is still to do (or to finish): configured, no
+    ``train.init_from`` network, no self-play yet, and labels or steps missing."""
+    run, progress = learner.run, learner.progress
+    warm = run.train.warm_start
+    if not warm.positions or run.train.init_from or progress.iteration:
+        return False
+    return not progress.warm_start_positions or progress.step < warm.steps
 
 
 def save_warm_start(learner: Learner, path: Path) -> Path:
