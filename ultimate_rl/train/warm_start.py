@@ -138,8 +138,9 @@ def learn_labels(
         for done in range(0, steps, chunk):
             if should_stop():
                 break
+            before = learner.progress.step
             losses = learner.train_steps(min(chunk, steps - done), should_stop) or losses
-            bar.update(min(chunk, steps - done))
+            bar.update(learner.progress.step - before)
     return losses
 
 
