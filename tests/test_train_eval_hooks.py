@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import tiny_run_overrides
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from ultimate_rl.evaluate.training import rating_hook
@@ -19,21 +20,13 @@ from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.evaluation import gating_match
 from ultimate_rl.train.run import compose_train_config
 
-TINY = [
-    "game=tictactoe",
-    "model=mlp",
+TINY = tiny_run_overrides(
     "model.mlp_hidden=[16]",
-    "search.num_simulations=4",
-    "selfplay.parallel_games=8",
-    "selfplay.games_per_iteration=8",
-    "train.batch_size=16",
     "train.steps_per_iteration=4",
-    "train.min_replay=1",
-    "train.progress_bar=false",
     "train.probe_image_every=0",
     "optim.warmup_steps=2",
     "eval.every=0",
-]
+)
 GATED = ["eval.gating.enabled=true", "eval.gating.num_games=4"]
 
 

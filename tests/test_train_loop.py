@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import tiny_run_overrides
 
 from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.train import prepare_run, train
@@ -20,25 +21,15 @@ from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.run import compose_train_config
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = [
-    "game=tictactoe",
-    "model=mlp",
-    "model.mlp_hidden=[32]",
-    "search.num_simulations=4",
-    "selfplay.parallel_games=8",
-    "selfplay.games_per_iteration=8",
+TINY = tiny_run_overrides(
     "selfplay.playout_cap.fraction_full=0.5",
-    "train.batch_size=16",
-    "train.steps_per_iteration=5",
-    "train.min_replay=1",
-    "train.progress_bar=false",
     "train.probe_image_every=1",
     "optim.warmup_steps=2",
     "eval.every=1",
     "eval.games=4",
     "eval.opponents=[random,perfect]",
     "eval.optimal_positions=20",
-]
+)
 
 
 def tiny(*extra: str):

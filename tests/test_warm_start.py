@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from helpers import tiny_run_overrides
 
 from ultimate_rl.games import make
 from ultimate_rl.nn import load_checkpoint
@@ -77,23 +78,13 @@ def test_supervised_steps_learn_the_labels_and_save_for_init_from(tmp_path: Path
     torch.testing.assert_close(fresh.model.state_dict(), learner.model.state_dict())
 
 
-TINY = [
-    "game=tictactoe",
-    "model=mlp",
-    "model.mlp_hidden=[32]",
-    "search.num_simulations=4",
-    "selfplay.parallel_games=8",
-    "selfplay.games_per_iteration=8",
-    "train.batch_size=16",
-    "train.steps_per_iteration=5",
-    "train.min_replay=1",
-    "train.progress_bar=false",
+TINY = tiny_run_overrides(
     "eval.every=0",
     "train.warm_start.positions=40",
     "train.warm_start.simulations=32",
     "train.warm_start.max_plies=4",
     "train.warm_start.steps=7",
-]
+)
 
 
 def test_a_run_warm_starts_once_inside_its_clock(tmp_path: Path):
