@@ -16,6 +16,8 @@ from ultimate_rl.train.learner import learning_rate
 from ultimate_rl.train.run import CONFIG_DIR, compose_train_config
 
 ROOT = Path(__file__).resolve().parents[1]
+# a run config saved before optim.loss_weights existed: the first shipped agent's
+V1_RUN_CONFIG = ROOT / "docs/experiments/uttt_agent_v1/run/config.yaml"
 
 PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu", "uttt_gpu"]
 
@@ -123,11 +125,11 @@ def test_value_target_q_weight_is_a_fraction():
 
 
 def test_a_run_saved_with_value_loss_weight_keeps_that_weight():
-    saved = OmegaConf.load(ROOT / "checkpoints" / "uttt_agent_run" / "config.yaml")
+    saved = OmegaConf.load(V1_RUN_CONFIG)
     assert "value_loss_weight" in saved.optim  # written before optim.loss_weights
     aux_off = {"opponent_policy": 0.0, "soft_policy": 0.0}  # heads added since: off
     assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 1.0, **aux_off}
-    saved = OmegaConf.load(ROOT / "checkpoints" / "uttt_agent_run" / "config.yaml")
+    saved = OmegaConf.load(V1_RUN_CONFIG)
     saved.optim.value_loss_weight = 0.25
     assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 0.25, **aux_off}
 
