@@ -37,6 +37,10 @@ def server() -> Any:
     srv.close()
 
 
+TICTACTOE_LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8)]
+TICTACTOE_LINES += [(0, 4, 8), (2, 4, 6)]
+
+
 def _legal(game: dict[str, Any]) -> list[int]:
     return [c for c, ok in enumerate(game["board"]["playable_cells"]) if ok]
 
@@ -218,8 +222,11 @@ def test_review_and_winning_line(server: Server) -> None:
     if game["result"]["winner"] is None:
         assert cells == []
     else:
-        owners = game["board"]["owners"]
-        assert len(cells) == 3 and {owners[c] for c in cells} == {game["result"]["winner"]}
+        # every line the winner completed, two of them when the last move closed both
+        winner = game["result"]["winner"]
+        mine = {c for c, owner in enumerate(game["board"]["owners"]) if owner == winner}
+        lines = [set(line) for line in TICTACTOE_LINES if set(line) <= mine]
+        assert lines and set(cells) == set().union(*lines) and len(cells) == len(set(cells))
 
 
 # ---- levels --------------------------------------------------------------------------------
