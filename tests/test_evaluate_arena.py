@@ -260,6 +260,11 @@ def test_ladder_orders_agents_and_reports(ttt: Game, tmp_path: Path) -> None:
     assert "| strong |" in table and "anchored at random = 1000" in table
     data = json.loads((tmp_path / "report" / "evaluation.json").read_text())
     assert {p["name"] for p in data["ratings"]["players"]} == {"strong", "first", "random"}
+    strong_times = [t for m in evaluation.matches_of("strong") for t in m.move_times("strong")]
+    assert len(strong_times) > 40 * 2  # every move of its 80 games, not the opponents'
+    mean, slowest = data["move_seconds"]["strong"].values()
+    assert slowest == max(strong_times) and 0 < mean == pytest.approx(np.mean(strong_times))
+    assert f"| {slowest:.3f} |" in table.split("| strong |")[1].splitlines()[0]
     assert len(list((tmp_path / "games").glob("*.jsonl"))) == 4  # ladder pair, 2 rungs, perfect
 
 

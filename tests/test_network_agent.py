@@ -126,3 +126,27 @@ def test_registry_builds_the_network_agent(checkpoints):
     assert game.legal_mask(game.initial_state())[agent.select_action(game, game.initial_state())]
     with pytest.raises(ValueError, match="c_pucct"):
         agents.make("network", checkpoint=checkpoints["tictactoe"], c_pucct=1.0)
+
+
+@pytest.mark.parametrize("num_simulations", [0, 6])
+def test_the_first_move_is_not_charged_for_warming_up(checkpoints, num_simulations, monkeypatch):
+    """Construction runs the network (and the search, on a throwaway tree), so a game's first
+    move does not also pay for the inference session's first run."""
+    import ultimate_rl.agents.network as network
+
+    calls = []
+
+    def counting(*args, **kwargs):
+        evaluate = make_evaluator(*args, **kwargs)
+        return lambda planes, masks: calls.append(len(planes)) or evaluate(planes, masks)
+
+    make_evaluator = network.make_evaluator
+    monkeypatch.setattr(network, "make_evaluator", counting)
+    agent = NetworkAgent(checkpoints["uttt"], num_simulations=num_simulations, seed=0)
+    assert calls, "the network did not run before the first move"
+    warmed = len(calls)
+    game = games.make("uttt")
+    played = agent.select_action(game, game.initial_state())
+    fresh = NetworkAgent(checkpoints["uttt"], num_simulations=num_simulations, seed=0)
+    assert fresh.select_action(game, game.initial_state()) == played  # the warm-up changes no move
+    assert len(calls) > 2 * warmed

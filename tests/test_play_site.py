@@ -239,8 +239,9 @@ def test_uttt_levels_carry_the_shipped_calibration() -> None:
     measured = {p["name"]: round(p["elo"]) for p in report["ratings"]["players"]}
     levels = {level.name: level for level in default_levels(make("uttt"))}
     assert {n: round(lv.rating) for n, lv in levels.items() if lv.rating} == measured
-    assert measured == {"uct-100": 506, "uct-1000": 1000, "uct-10000": 1424, "uttt_agent": 1566}
-    assert levels["uct-100"].options == {"num_simulations": 100}
+    expected = {"uct-1000": 1000, "uct-10000": 1434, "uct-100000": 1769, "uttt_agent": 1827}
+    assert measured == expected
+    assert levels["uct-100000"].options == {"num_simulations": 100000}
     assert Path(levels["uttt_agent"].options["path"]).is_file()
     assert levels["random"].rating is None
     small = [level.name for level in default_levels(make("tictactoe", size=4, k=3))]

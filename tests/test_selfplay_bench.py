@@ -23,6 +23,8 @@ def test_selfplay_suite_reports_every_figure():
         "onnx_refresh_ms",
         "agent_move_ms_torch",
         "agent_move_ms_onnxruntime",
+        "agent_default_move_s_mean",
+        "agent_default_move_s_max",
         "train_samples_per_s",
         "train_samples_per_s_fp32",
         "train_precision_speedup",
@@ -30,3 +32,4 @@ def test_selfplay_suite_reports_every_figure():
     for key in keys:
         assert math.isfinite(figures[key]) and figures[key] > 0, key
     assert figures["selfplay_nn_time_fraction"] <= 1.0
+    assert figures["agent_default_move_s_mean"] <= figures["agent_default_move_s_max"]

@@ -8,6 +8,7 @@ the net alone" questions need. It loads without the training code (``ultimate_rl
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,15 @@ class NetworkAgent(Agent):
         self._rng = np.random.default_rng(seed)
         self._game: Game | None = None
         self._searcher: BatchedSearch | None = None
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """A 2-simulation search of the checkpoint's game on a throwaway tree, so the first real
+        move does not pay for the inference session's first run and the search kernels' loading
+        (~0.3-0.5 s on a CPU: a game's first move would otherwise be its slowest)."""
+        game = self.checkpoint.make_game()
+        config = replace(self.search_config, num_simulations=2)
+        BatchedSearch(game, 1, config).search(game.initial_state()[None], self.evaluate, False)
 
     def select_action(self, game: Game, state: np.ndarray) -> int:
         """The move to play in ``state``."""

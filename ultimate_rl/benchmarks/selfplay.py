@@ -10,6 +10,8 @@ Figures:
 - ``nn_positions_per_s_<backend>``: ``evaluate`` alone at batch ``NN_BATCH``, per backend.
 - ``onnx_refresh_ms``: what an onnxruntime evaluator pays to pick up new weights (one export).
 - ``agent_move_ms_<backend>``: the shipped agent's time per move at 200 simulations, per backend.
+- ``agent_default_move_s_mean`` / ``_max``: the shipped agent at the search its file stores (what
+  a player meets; issue 15's "at most one second per move" reads the max), over whole games.
 - ``train_samples_per_s``: positions per second through the optimiser, augmentation included,
   at the preset's ``train.precision`` (auto: bf16 on CUDA and on CPUs with AMX);
   ``train_samples_per_s_fp32``: the same learner in float32, measured alternately in the same
@@ -30,7 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ultimate_rl.games import Game, sample_positions
+from ultimate_rl.games import Game, random_opening, sample_positions
 from ultimate_rl.loading import load_agent
 from ultimate_rl.nn import OnnxEvaluator, make_evaluator
 from ultimate_rl.nn.models import PolicyValueNet
@@ -45,6 +47,7 @@ NN_BATCH = 256
 AGENT = Path(__file__).resolve().parents[2] / "checkpoints" / "uttt_agent.urla"
 AGENT_SIMULATIONS = 200
 AGENT_POSITIONS = 6
+AGENT_GAMES = 2
 
 
 def run(cfg: Any) -> dict[str, float]:
@@ -79,6 +82,7 @@ def run(cfg: Any) -> dict[str, float]:
         **nn_rates(model, seconds),
         "onnx_refresh_ms": refresh_ms(model),
         **agent_move_ms(game),
+        **agent_default_move_seconds(game),
     }
     fp32 = Learner(check_config(compose_train_config([*overrides, "train.precision=fp32"])), cpu)
     figures.update(train_rates({"": learner, "_fp32": fp32}, data, seconds))
@@ -132,6 +136,29 @@ def agent_move_ms(game: Game) -> dict[str, float]:
             agent.select_action(game, state)
             spent[backend] += time.perf_counter() - start
     return {f"agent_move_ms_{b}": 1000 * spent[b] / len(positions) for b in BACKENDS}
+
+
+def agent_default_move_seconds(game: Game) -> dict[str, float]:
+    """Mean and slowest seconds per move of the shipped agent at its file's own defaults, over
+    ``AGENT_GAMES`` games against itself from random 2-move openings (each side its own agent
+    and tree, as in a match), after a warm-up move."""
+    sides = [load_agent(AGENT, seed=k) for k in range(2)]
+    for agent in sides:
+        agent.select_action(game, game.initial_state())  # warm-up: kernels, inference session
+    rng = np.random.default_rng(0)
+    times = []
+    for _ in range(AGENT_GAMES):
+        state = game.apply_sequence(random_opening(game, 2, rng, "redraw"))
+        while not game.is_terminal(state):
+            agent = sides[game.current_player(state)]
+            start = time.perf_counter()
+            action = agent.select_action(game, state)
+            times.append(time.perf_counter() - start)
+            state = game.apply(state, action)
+    return {
+        "agent_default_move_s_mean": float(np.mean(times)),
+        "agent_default_move_s_max": max(times),
+    }
 
 
 def train_rates(

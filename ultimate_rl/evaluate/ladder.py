@@ -12,6 +12,7 @@ continues where it stopped.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -98,6 +99,12 @@ class Evaluation:
     def matches_of(self, label: str) -> list[MatchResult]:
         return [m for m in self.matches if label in (m.agent_a.label, m.agent_b.label)]
 
+    def move_seconds(self, label: str) -> tuple[float, float]:
+        """Mean and slowest seconds per move ``label`` played over all its matches (how a
+        "at most N s per move" figure is read); NaNs if it played no move."""
+        times = [t for m in self.matches_of(label) for t in m.move_times(label)]
+        return (sum(times) / len(times), max(times)) if times else (math.nan, math.nan)
+
     def scalars(self, label: str | None = None) -> dict[str, float]:
         """Flat figures for TensorBoard: Elo, its interval, and the score against each opponent."""
         rating = self.rating(label)
@@ -125,6 +132,10 @@ class Evaluation:
             "opponents": self.opponents,
             "steps": self.steps,
             "matches": [m.summary() for m in self.matches],
+            "move_seconds": {
+                r: dict(zip(("mean", "max"), self.move_seconds(r), strict=True))
+                for r in self.ratings.players
+            },
             "solved": {k: v.as_dict() for k, v in self.solved.items()},
         }
 

@@ -26,16 +26,17 @@ def markdown_table(evaluation: Evaluation) -> str:
         "95% intervals from the Fisher information.",
         "",
         "| player | step | Elo | 95% CI | games | W / D / L | score | draw rate | "
-        "score as 1st | score as 2nd |",
-        "| --- | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |",
+        "score as 1st | score as 2nd | s / move | slowest move (s) |",
+        "| --- | ---: | ---: | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in sorted(ratings.players.values(), key=lambda r: -r.elo):
         step = evaluation.steps.get(r.name)
+        mean_seconds, max_seconds = evaluation.move_seconds(r.name)
         lines.append(
             f"| {r.name} | {'' if step is None else step} | {r.elo:.0f} | "
             f"[{r.ci_low:.0f}, {r.ci_high:.0f}] | {r.games} | {r.wins} / {r.draws} / {r.losses} | "
             f"{r.score:.3f} | {r.draw_rate:.3f} | {_fmt(r.first_player_score)} | "
-            f"{_fmt(r.second_player_score)} |"
+            f"{_fmt(r.second_player_score)} | {_fmt(mean_seconds)} | {_fmt(max_seconds)} |"
         )
     lines += ["", "| match | games | W / D / L (A) | score A | Elo A − B [95% CI] | SPRT |"]
     lines.append("| --- | ---: | --- | ---: | --- | --- |")
