@@ -135,12 +135,12 @@ def test_the_first_move_is_not_charged_for_warming_up(checkpoints, num_simulatio
     import ultimate_rl.agents.network as network
 
     calls = []
+    make_evaluator = network.make_evaluator
 
     def counting(*args, **kwargs):
         evaluate = make_evaluator(*args, **kwargs)
         return lambda planes, masks: calls.append(len(planes)) or evaluate(planes, masks)
 
-    make_evaluator = network.make_evaluator
     monkeypatch.setattr(network, "make_evaluator", counting)
     agent = NetworkAgent(checkpoints["uttt"], num_simulations=num_simulations, seed=0)
     assert calls, "the network did not run before the first move"

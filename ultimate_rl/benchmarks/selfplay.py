@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ultimate_rl.agents.match import one_by_one, play_games
 from ultimate_rl.games import Game, random_opening, sample_positions
 from ultimate_rl.loading import load_agent
 from ultimate_rl.nn import OnnxEvaluator, make_evaluator
@@ -140,21 +141,18 @@ def agent_move_ms(game: Game) -> dict[str, float]:
 
 def agent_default_move_seconds(game: Game) -> dict[str, float]:
     """Mean and slowest seconds per move of the shipped agent at its file's own defaults, over
-    ``AGENT_GAMES`` games against itself from random 2-move openings (each side its own agent
-    and tree, as in a match), after a warm-up move."""
-    sides = [load_agent(AGENT, seed=k) for k in range(2)]
-    for agent in sides:
-        agent.select_action(game, game.initial_state())  # warm-up: kernels, inference session
+    ``AGENT_GAMES`` games against itself from random 2-move openings, one at a time (each side
+    its own agent and tree, as in a match); the agent warms up when it loads, so every move
+    counts."""
+    sides = (
+        one_by_one(game, load_agent(AGENT, seed=0)),
+        one_by_one(game, load_agent(AGENT, seed=1)),
+    )
     rng = np.random.default_rng(0)
     times = []
     for _ in range(AGENT_GAMES):
-        state = game.apply_sequence(random_opening(game, 2, rng, "redraw"))
-        while not game.is_terminal(state):
-            agent = sides[game.current_player(state)]
-            start = time.perf_counter()
-            action = agent.select_action(game, state)
-            times.append(time.perf_counter() - start)
-            state = game.apply(state, action)
+        start = game.apply_sequence(random_opening(game, 2, rng, "redraw"))
+        times += play_games(game, sides, [start], np.zeros(1, int)).seconds[0]
     return {
         "agent_default_move_s_mean": float(np.mean(times)),
         "agent_default_move_s_max": max(times),
