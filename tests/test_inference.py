@@ -1,4 +1,6 @@
-"""Inference backends: torch and onnxruntime agree, and new weights reach the next self-play round.
+"""Inference paths: each agrees with float32 (exactly for the float32 ones, by the numerics rule
+for bf16 and int8), ``auto`` chooses by measurement, and new weights reach the next self-play
+round on every path.
 
 An onnxruntime session is a snapshot of the weights, unlike the torch evaluator that holds the
 live model; these tests check that the snapshot is renewed whenever the weights change, in the
@@ -14,12 +16,16 @@ import torch
 import ultimate_rl.games as games
 from ultimate_rl.nn import (
     MASKED_LOGIT,
+    PATHS,
     ModelConfig,
     NetworkEvaluator,
-    OnnxEvaluator,
     build_model,
     make_evaluator,
+    numerics,
+    probe_positions,
 )
+from ultimate_rl.nn import choice as path_choice
+from ultimate_rl.nn.evaluator import float32_outputs
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings
@@ -74,21 +80,94 @@ def test_backends_give_the_same_logits_and_values(name: str, arch: str, value_he
     assert np.all(got[0][~masks] == np.float32(MASKED_LOGIT))
 
 
-@pytest.mark.parametrize("backend", ["torch", "onnxruntime"])
+REDUCED = ["torch_bf16", "onnxruntime_int8"]
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("arch", list(OPTIONS))
+@pytest.mark.parametrize("path", REDUCED)
+def test_reduced_precision_paths_pass_the_numerics_rule(name: str, arch: str, path: str):
+    """bf16 and int8 against float32 on real positions of each game, for each model kind: the
+    stated tolerance is ``nn.numerics``' rule (the best move float32's or a near tie on >= 95% of
+    positions, every value within 0.15); raw logits of legal moves within 0.25 besides."""
+    game, model = small_model(name, **(OPTIONS[arch] or {"arch": arch}))
+    probe = probe_positions(game, 128, seed=3)
+    reference = float32_outputs(model, probe.planes)
+    evaluator = make_evaluator(model, "cpu", backend=path, game=game)
+    assert evaluator.backend == path
+    got = evaluator(probe.planes, probe.masks)
+    check = numerics.compare(reference, got, probe.masks)
+    assert check.passes, check.summary()
+    assert np.abs(got[0] - reference[0])[probe.masks].max() < 0.25
+    assert np.all(got[0][~probe.masks] == np.float32(MASKED_LOGIT))
+    if path == "onnxruntime_int8":
+        assert evaluator.fallbacks == 0  # it ran int8, not its float32 fallback
+
+
+def test_the_int8_path_quantizes_and_falls_back_to_float32_when_it_strays(monkeypatch):
+    game, model = small_model("uttt", "resnet")
+    probe = probe_positions(game)
+    evaluator = make_evaluator(model, "cpu", backend="onnxruntime_int8", game=game)
+    float32 = make_evaluator(model, "cpu", backend="onnxruntime")
+    int8_out = evaluator(probe.planes, probe.masks)
+    exact = float32(probe.planes, probe.masks)
+    assert not np.array_equal(int8_out[0], exact[0])  # it is not float32 in disguise
+    assert evaluator.numerics is not None and evaluator.numerics.passes
+    monkeypatch.setattr(numerics, "MAX_VALUE_DIFFERENCE", -1.0)  # nothing passes now
+    evaluator.refresh()
+    assert evaluator.fallbacks == 1 and not evaluator.numerics.passes
+    np.testing.assert_array_equal(evaluator(probe.planes, probe.masks)[0], exact[0])
+    with pytest.raises(ValueError, match="calibrates on positions of the network's game"):
+        make_evaluator(model, "cpu", backend="onnxruntime_int8")
+
+
+@pytest.mark.parametrize("backend", PATHS)
 def test_chunked_and_empty_batches(backend: str):
     game, model = small_model("uttt", "resnet")
     planes, masks = random_inputs(game, 10, seed=4)
-    whole = make_evaluator(model, "cpu", backend=backend)(planes, masks)
-    chunked = make_evaluator(model, "cpu", backend=backend, max_batch=3)(planes, masks)
+    whole = make_evaluator(model, "cpu", backend=backend, game=game)(planes, masks)
+    chunked = make_evaluator(model, "cpu", backend=backend, max_batch=3, game=game)(planes, masks)
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
-    logits, values = make_evaluator(model, "cpu", backend=backend)(planes[:0], masks[:0])
-    assert logits.shape == (0, game.num_actions) and values.shape == (0,)
+    empty = make_evaluator(model, "cpu", backend=backend, game=game)(planes[:0], masks[:0])
+    assert empty[0].shape == (0, game.num_actions) and empty[1].shape == (0,)
 
 
-def test_auto_takes_onnxruntime_on_the_cpu_and_unknown_backends_are_refused():
+def test_auto_times_every_candidate_and_takes_the_fastest_that_passes(monkeypatch):
+    game, model = small_model("uttt", "resnet")
+    evaluator = make_evaluator(model, "cpu", game=game, batch_size=16)
+    choice = evaluator.choice
+    expected = {"torch", "onnxruntime", "onnxruntime_int8"}
+    if torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        expected.add("torch_bf16")
+    assert set(choice.positions_per_s) == expected and not choice.cached
+    assert evaluator.backend == choice.path
+    passing = [p for p in expected if p not in choice.numerics or choice.numerics[p].passes]
+    assert choice.path == max(passing, key=choice.positions_per_s.get)
+    assert choice.summary().startswith(f"inference: {choice.path} (auto")
+    # the same machine, network shape and batch: the timings come from the cache
+    again = make_evaluator(model, "cpu", game=game, batch_size=16).choice
+    assert again.cached and again.positions_per_s == choice.positions_per_s
+    # reduced precision that strays is passed over, however fast it is
+    fast = dict.fromkeys(expected, 1.0) | {"onnxruntime_int8": 1e9, "torch_bf16": 1e9}
+    monkeypatch.setattr(path_choice, "time_paths", lambda *args: fast)
+    monkeypatch.setattr(numerics, "MAX_VALUE_DIFFERENCE", -1.0)
+    strict = make_evaluator(model, "cpu", game=game, batch_size=17)
+    assert strict.backend in ("torch", "onnxruntime")
+    assert "fails the rule" in strict.choice.summary()
+
+
+def test_auto_without_a_game_times_only_the_float32_paths_and_a_bad_cache_is_remeasured():
     _, model = small_model("tictactoe")
-    assert isinstance(make_evaluator(model, "cpu"), OnnxEvaluator)
+    evaluator = make_evaluator(model, "cpu", batch_size=5)
+    assert set(evaluator.choice.positions_per_s) == {"torch", "onnxruntime"}
+    path_choice.cache_path().write_text("{not json")
+    again = make_evaluator(model, "cpu", batch_size=5).choice
+    assert not again.cached and path_choice.cache_path().read_text().startswith("{")
+
+
+def test_unknown_backends_are_refused():
+    _, model = small_model("tictactoe")
     torch_evaluator = make_evaluator(model, "cpu", backend="torch")
     assert type(torch_evaluator) is NetworkEvaluator and torch_evaluator.backend == "torch"
     with pytest.raises(ValueError, match="unknown inference backend 'tensorrt'"):
@@ -97,10 +176,13 @@ def test_auto_takes_onnxruntime_on_the_cpu_and_unknown_backends_are_refused():
         SelfPlaySettings(inference="onnx")
 
 
-def test_an_optimiser_step_or_loaded_weights_are_seen_by_the_next_call():
+@pytest.mark.parametrize("path", PATHS)
+def test_an_optimiser_step_or_loaded_weights_are_seen_by_the_next_call(path: str):
     game, model = small_model("uttt", "resnet")
     planes, masks = random_inputs(game, 8, seed=2)
-    evaluate = make_evaluator(model, "cpu", backend="onnxruntime")
+    evaluate = make_evaluator(model, "cpu", backend=path, game=game)
+    exact = path in ("torch", "onnxruntime")
+    tolerance = 1e-4 if exact else 0.25
     before = evaluate(planes, masks)
     model.train()  # as the trainer leaves it
     optimiser = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -109,13 +191,16 @@ def test_an_optimiser_step_or_loaded_weights_are_seen_by_the_next_call():
     optimiser.step()
     stepped = evaluate(planes, masks)
     assert not np.allclose(stepped[0], before[0], atol=1e-3)
-    np.testing.assert_allclose(
-        stepped[0], make_evaluator(model, "cpu", backend="torch")(planes, masks)[0], atol=1e-4
-    )
+    reference = make_evaluator(model, "cpu", backend="torch")(planes, masks)[0]
+    np.testing.assert_allclose(stepped[0], reference, atol=tolerance)
     model.load_state_dict(small_model("uttt", "resnet", seed=5)[1].state_dict())
     loaded = evaluate(planes, masks)
-    expected = make_evaluator(small_model("uttt", "resnet", seed=5)[1], "cpu")(planes, masks)
-    np.testing.assert_array_equal(loaded[0], expected[0])
+    fresh = small_model("uttt", "resnet", seed=5)[1]
+    expected = make_evaluator(fresh, "cpu", backend=path, game=game)(planes, masks)
+    if exact or path == "onnxruntime_int8":  # the same int8 graph from the same weights
+        np.testing.assert_array_equal(loaded[0], expected[0])
+    else:
+        np.testing.assert_allclose(loaded[0], expected[0], atol=tolerance)
 
 
 def assert_same_data(a: SelfPlayData, b: SelfPlayData) -> None:
@@ -123,11 +208,11 @@ def assert_same_data(a: SelfPlayData, b: SelfPlayData) -> None:
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field), err_msg=field)
 
 
-def play_rounds(workers: int) -> list[SelfPlayData]:
+def play_rounds(workers: int, inference: str = "onnxruntime") -> list[SelfPlayData]:
     """Three rounds with one seed: the first weights, new ones, then the first ones again."""
     spec = {"name": "tictactoe", "options": {}}
     settings = SelfPlaySettings(
-        workers=workers, parallel_games=4, games_per_iteration=8, inference="onnxruntime"
+        workers=workers, parallel_games=4, games_per_iteration=8, inference=inference
     )
     _, model = small_model("tictactoe", seed=0)
     weights = [model.state_dict(), small_model("tictactoe", seed=3)[1].state_dict()]
@@ -143,8 +228,10 @@ def play_rounds(workers: int) -> list[SelfPlayData]:
     return rounds
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_new_weights_reach_the_next_self_play_round(workers: int):
-    first, updated, restored = play_rounds(workers)
+@pytest.mark.parametrize(
+    ("workers", "inference"), [(1, p) for p in PATHS] + [(2, "onnxruntime"), (2, "auto")]
+)
+def test_new_weights_reach_the_next_self_play_round(workers: int, inference: str):
+    first, updated, restored = play_rounds(workers, inference)
     assert not np.array_equal(first.policies, updated.policies)
     assert_same_data(first, restored)  # the same weights and seed: the same games

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,66 @@ def test_the_first_move_is_not_charged_for_warming_up(checkpoints, num_simulatio
     fresh = NetworkAgent(checkpoints["uttt"], num_simulations=num_simulations, seed=0)
     assert fresh.select_action(game, game.initial_state()) == played  # the warm-up changes no move
     assert len(calls) > 2 * warmed
+
+
+class SlowEvaluator:
+    """The agent's evaluator, each call slowed to at least ``seconds``; records the calls."""
+
+    def __init__(self, evaluate, seconds: float) -> None:
+        self.evaluate, self.seconds, self.durations = evaluate, seconds, []
+
+    def __call__(self, planes, masks):
+        start = time.perf_counter()
+        out = self.evaluate(planes, masks)
+        time.sleep(max(0.0, self.seconds - (time.perf_counter() - start)))
+        self.durations.append(time.perf_counter() - start)
+        return out
+
+    def __getattr__(self, name):
+        return getattr(self.evaluate, name)
+
+
+def test_a_time_budget_is_never_exceeded_by_more_than_one_network_call(checkpoints):
+    game = games.make("uttt")
+    budget = 0.25
+    agent = NetworkAgent(
+        checkpoints["uttt"],
+        num_simulations=100_000,
+        device="cpu",
+        time_per_move=budget,
+        leaves_per_tree=4,
+        seed=0,
+    )
+    state = game.initial_state()
+    for _ in range(4):
+        slow = agent.evaluate = SlowEvaluator(agent.evaluate, 0.02)
+        start = time.perf_counter()
+        action = agent.select_action(game, state)
+        elapsed = time.perf_counter() - start
+        assert elapsed <= budget + max(slow.durations) + 0.03, (elapsed, max(slow.durations))
+        assert elapsed >= budget - 2 * max(slow.durations)  # it used its time: not stopped early
+        assert 0 < agent.last_simulations < 100_000
+        state = game.apply(state, action)
+    # a budget shorter than one call still searches one step
+    agent = NetworkAgent(checkpoints["uttt"], num_simulations=64, time_per_move=1e-6, seed=0)
+    assert game.legal_mask(state)[agent.select_action(game, state)]
+    assert agent.last_simulations >= 1
+    with pytest.raises(ValueError, match="time_per_move must be a positive number"):
+        NetworkAgent(checkpoints["uttt"], time_per_move=0)
+
+
+def test_early_stop_plays_the_same_move_with_fewer_simulations(checkpoints):
+    game = games.make("uttt")
+    positions = [game.initial_state(), *games.sample_positions(game, 7, 5)]
+    options = {"num_simulations": 200, "device": "cpu", "seed": 0, "tree_reuse": False}
+    full = NetworkAgent(checkpoints["uttt"], stop_early=False, **options)
+    early = NetworkAgent(checkpoints["uttt"], **options)
+    saved = 0
+    for state in positions:
+        assert early.select_action(game, state) == full.select_action(game, state)
+        assert full.last_simulations == 200 and early.last_simulations <= 200
+        saved += 200 - early.last_simulations
+    assert saved > 0
+    # analysis runs the whole search (a third agent: the move draws use the seeded stream)
+    analyst = NetworkAgent(checkpoints["uttt"], **options)
+    assert analyst.analyse(game, positions[-1]).visit_counts.sum() >= 200

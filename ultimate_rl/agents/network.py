@@ -3,11 +3,17 @@
 ``ultimate_rl.agents.make("network", checkpoint=PATH, num_simulations=200)`` builds one. With
 ``num_simulations=0`` it plays the raw policy's most likely legal move, which is what "how good is
 the net alone" questions need. It loads without the training code (``ultimate_rl.nn.checkpoint``).
+
+Its search sends the network ``leaves_per_tree`` leaves a call (virtual loss keeps them apart),
+which is what the fast inference paths need: one position a call leaves them idle. With
+``time_per_move`` it searches until that budget (``num_simulations`` then caps it), and at
+temperature 0 a PUCT search stops as soon as its move can no longer change.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -27,10 +33,14 @@ class NetworkAgent(Agent):
 
     ``algorithm`` is ``"puct"`` or ``"gumbel"``. ``temperature`` 0 (default) plays the best move;
     > 0 samples by visits (PUCT) or by the raw policy (no search). Other ``search_options`` go
-    to ``SearchConfig`` (e.g. ``c_puct``). ``inference`` picks the network's backend
-    (``ultimate_rl.nn.make_evaluator``). Moves are reproducible with ``seed``. The checkpoint's
-    game is checked against the game passed to ``select_action``: a checkpoint of another game is
-    refused with a clear message.
+    to ``SearchConfig`` (e.g. ``c_puct``, ``leaves_per_tree``). ``inference`` picks the
+    network's path (``ultimate_rl.nn.make_evaluator``; ``auto`` times them at
+    ``leaves_per_tree`` positions a call). ``time_per_move`` (seconds, or None) bounds each
+    move's search; it overruns by at most one network call. ``stop_early`` ends a greedy PUCT
+    search once the most visited move leads by more than the simulations left (the same move,
+    sooner). Moves are reproducible with ``seed`` when no time budget cuts the search. The
+    checkpoint's game is checked against the game passed to ``select_action``: a checkpoint of
+    another game is refused with a clear message.
     """
 
     name = "network"
@@ -45,6 +55,8 @@ class NetworkAgent(Agent):
         temperature: float = 0.0,
         precision: str = "auto",
         inference: str = "auto",
+        time_per_move: float | None = None,
+        stop_early: bool = True,
         **search_options: Any,
     ) -> None:
         if isinstance(num_simulations, bool) or not isinstance(num_simulations, int | np.integer):
@@ -56,7 +68,14 @@ class NetworkAgent(Agent):
         self.checkpoint = (
             checkpoint if isinstance(checkpoint, Checkpoint) else load_checkpoint(checkpoint)
         )
+        if time_per_move is not None and not (
+            isinstance(time_per_move, int | float) and 0 < time_per_move < float("inf")
+        ):
+            raise ValueError(
+                f"time_per_move must be a positive number of seconds or None, got {time_per_move!r}"
+            )
         self.num_simulations = int(num_simulations)
+        self.time_per_move = None if time_per_move is None else float(time_per_move)
         self.temperature = float(temperature)
         self.seed = seed
         # Checked now so bad search options fail at construction, not at the first move.
@@ -68,11 +87,20 @@ class NetworkAgent(Agent):
                 **search_options,
             }
         )
+        self.stop_early = bool(stop_early) and self.temperature <= 0 and algorithm == "puct"
         self.model = self.checkpoint.build_model(device).for_inference()  # play only: BN folded
-        self.evaluate = make_evaluator(self.model, device, backend=inference, precision=precision)
+        self.evaluate = make_evaluator(
+            self.model,
+            device,
+            backend=inference,
+            precision=precision,
+            game=self.checkpoint.make_game(),
+            batch_size=self.search_config.leaves_per_tree,
+        )
         self._rng = np.random.default_rng(seed)
         self._game: Game | None = None
         self._searcher: BatchedSearch | None = None
+        self.last_simulations = 0  # what the last move's search ran (for time-budget figures)
         self._warm_up()
 
     def _warm_up(self) -> None:
@@ -85,21 +113,27 @@ class NetworkAgent(Agent):
 
     def select_action(self, game: Game, state: np.ndarray) -> int:
         """The move to play in ``state``."""
-        return self._decide(game, state)[1]
+        return self._decide(game, state, self.stop_early)[1]
 
     def analyse(self, game: Game, state: np.ndarray) -> Analysis:
         """The search's move distribution (visit shares for PUCT, the improved policy for Gumbel)
-        and root value; without search, the network's own policy and value. Mover's view."""
-        return self._decide(game, state)[0]
+        and root value; without search, the network's own policy and value. Mover's view. The
+        search runs to its end (no early stop: its distribution is what is asked for)."""
+        return self._decide(game, state, False)[0]
 
-    def _decide(self, game: Game, state: np.ndarray) -> tuple[Analysis, int]:
+    def _decide(self, game: Game, state: np.ndarray, stop_early: bool) -> tuple[Analysis, int]:
+        started = time.perf_counter()
         self._bind(game)
         check_playable(game, state)
         if self.num_simulations == 0:
             logits, values = self.evaluate(game.encode(state)[None], game.legal_mask(state)[None])
             prior = _softmax(logits[0])
             return Analysis(prior, float(values[0])), self._pick(prior)
-        out = self._searcher.search(state[None], self.evaluate, add_noise=False)
+        deadline = None if self.time_per_move is None else started + self.time_per_move
+        out = self._searcher.search(
+            state[None], self.evaluate, False, deadline=deadline, stop_early=stop_early
+        )
+        self.last_simulations = int(out.simulations[0])
         analysis = Analysis(out.policy_target[0], float(out.root_value[0]), out.visit_counts[0])
         return analysis, int(out.action[0])
 
@@ -122,7 +156,9 @@ class NetworkAgent(Agent):
     def __repr__(self) -> str:
         return (
             f"NetworkAgent({str(self.checkpoint.path)!r}, game={self.checkpoint.game_name!r}, "
-            f"num_simulations={self.num_simulations}, algorithm={self.search_config.algorithm!r})"
+            f"num_simulations={self.num_simulations}, algorithm={self.search_config.algorithm!r}, "
+            f"leaves_per_tree={self.search_config.leaves_per_tree}, "
+            f"time_per_move={self.time_per_move}, inference={self.evaluate.backend!r})"
         )
 
 

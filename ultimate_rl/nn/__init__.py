@@ -21,7 +21,15 @@ from ultimate_rl.nn.checkpoint import (
 )
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import autocast, resolve_device, resolve_precision
-from ultimate_rl.nn.evaluator import BACKENDS, NetworkEvaluator, OnnxEvaluator, make_evaluator
+from ultimate_rl.nn.evaluator import (
+    BACKENDS,
+    PATHS,
+    NetworkEvaluator,
+    OnnxEvaluator,
+    OnnxInt8Evaluator,
+    TorchBf16Evaluator,
+    make_evaluator,
+)
 from ultimate_rl.nn.inference import InferenceNet, onnx_graph
 from ultimate_rl.nn.losses import LOSSES, Batch, Loss, training_loss, wdl_targets
 from ultimate_rl.nn.models import (
@@ -34,6 +42,7 @@ from ultimate_rl.nn.models import (
     mask_logits,
     masked_softmax,
 )
+from ultimate_rl.nn.numerics import Numerics, Probe, probe_positions
 
 __all__ = [
     "BACKENDS",
@@ -41,6 +50,7 @@ __all__ = [
     "LOSSES",
     "MASKED_LOGIT",
     "MLP",
+    "PATHS",
     "Batch",
     "Checkpoint",
     "CheckpointError",
@@ -51,9 +61,13 @@ __all__ = [
     "ModelConfig",
     "ModelConfigError",
     "NetworkEvaluator",
+    "Numerics",
     "OnnxEvaluator",
+    "OnnxInt8Evaluator",
     "PolicyValueNet",
+    "Probe",
     "ResNet",
+    "TorchBf16Evaluator",
     "WrongGameError",
     "autocast",
     "build_model",
@@ -63,6 +77,7 @@ __all__ = [
     "mask_logits",
     "masked_softmax",
     "onnx_graph",
+    "probe_positions",
     "resolve_device",
     "resolve_precision",
     "save_checkpoint",

@@ -3,10 +3,19 @@
 ``evaluate(planes [N, C, H, W] float32, masks [N, A] bool) -> (logits [N, A] float32,
 values [N] float32 in [-1, 1], mover's view)``. Search never imports ``nn``; it only calls this.
 
-Two backends run the same ``InferenceNet``: torch, and onnxruntime's CPU provider, which runs
-the small networks here 2-2.5x as fast as torch on a CPU core (``scripts/bench.py
-suite=selfplay`` measures both). ``make_evaluator(backend="auto")`` takes onnxruntime on the CPU
-and torch on CUDA (bf16 autocast there).
+Four paths run the same ``InferenceNet`` (``PATHS``):
+
+- ``torch``: float32 (bf16 autocast on CUDA, as ``precision=auto`` says);
+- ``torch_bf16``: bf16 autocast and channels-last input (oneDNN's AMX / AVX512-BF16 kernels on
+  a CPU that has them);
+- ``onnxruntime``: float32 on onnxruntime's CPU provider, 1.5-2.5x plain torch for the small
+  networks here;
+- ``onnxruntime_int8``: the int8 graph of ``nn.quantize`` (VNNI / AMX-INT8 kernels), calibrated
+  and checked against float32 on real positions of the game at every weight change.
+
+``make_evaluator(backend="auto")`` chooses by measurement on the machine at hand
+(``nn.choice``): the fastest path at the caller's batch size whose outputs pass
+``nn.numerics``' rule. ``scripts/bench.py suite=selfplay`` reports every path's speed.
 """
 
 from __future__ import annotations
@@ -16,11 +25,17 @@ from itertools import chain
 import numpy as np
 import torch
 
+from ultimate_rl.games.base import Game
 from ultimate_rl.nn.device import autocast, resolve_device, resolve_precision
 from ultimate_rl.nn.inference import INPUT_NAME, OUTPUT_NAMES, InferenceNet, onnx_graph
 from ultimate_rl.nn.models import MASKED_LOGIT, PolicyValueNet
+from ultimate_rl.nn.numerics import Numerics, Probe, compare, probe_positions
+from ultimate_rl.nn.quantize import int8_graph
 
-BACKENDS: tuple[str, ...] = ("auto", "torch", "onnxruntime")
+PATHS: tuple[str, ...] = ("torch", "torch_bf16", "onnxruntime", "onnxruntime_int8")
+"""The inference paths by name (the module doc); ``selfplay.inference`` and the network agent's
+``inference`` take one of these or ``auto``."""
+BACKENDS: tuple[str, ...] = ("auto", *PATHS)
 
 
 class NetworkEvaluator:
@@ -34,6 +49,8 @@ class NetworkEvaluator:
     """
 
     backend = "torch"
+    channels_last = False  # feed the network channels-last planes (oneDNN's fast layout)
+    choice = None  # the ``nn.choice.PathChoice`` that picked this path, when ``auto`` did
 
     def __init__(
         self,
@@ -42,6 +59,7 @@ class NetworkEvaluator:
         *,
         precision: str = "auto",
         max_batch: int | None = None,
+        probe: Probe | None = None,
     ) -> None:
         if max_batch is not None and max_batch < 1:
             raise ValueError(f"max_batch must be a positive integer or None, got {max_batch}")
@@ -52,6 +70,7 @@ class NetworkEvaluator:
         self.max_batch = max_batch
         self.observation_shape = model.observation_shape
         self.num_actions = model.num_actions
+        self.probe = probe
 
     def __call__(self, planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         planes, masks = self._check(planes, masks)
@@ -72,6 +91,8 @@ class NetworkEvaluator:
 
     def _forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         x = torch.from_numpy(planes).to(self.device, non_blocking=True)
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
         with torch.inference_mode(), autocast(self.device, self.dtype):
             logits, values = self.net(x)
         return logits.cpu().numpy(), values.float().cpu().numpy()
@@ -90,6 +111,27 @@ class NetworkEvaluator:
                 f"(one row per position, one column per action), got {list(masks.shape)}"
             )
         return planes, masks
+
+
+class TorchBf16Evaluator(NetworkEvaluator):
+    """torch with bf16 autocast and channels-last planes: on a CPU with AMX (or AVX512-BF16)
+    oneDNN runs the convolutions on its bf16 units; on CUDA, tensor cores."""
+
+    backend = "torch_bf16"
+    channels_last = True
+
+    def __init__(
+        self,
+        model: PolicyValueNet,
+        device: str | torch.device = "auto",
+        *,
+        precision: str = "bf16",
+        max_batch: int | None = None,
+        probe: Probe | None = None,
+    ) -> None:
+        if precision not in ("auto", "bf16"):
+            raise ValueError(f"the torch_bf16 path runs bf16, not precision={precision!r}")
+        super().__init__(model, device, precision="bf16", max_batch=max_batch, probe=probe)
 
 
 class OnnxEvaluator(NetworkEvaluator):
@@ -113,11 +155,12 @@ class OnnxEvaluator(NetworkEvaluator):
         *,
         precision: str = "auto",
         max_batch: int | None = None,
+        probe: Probe | None = None,
     ) -> None:
-        super().__init__(model, device, precision=precision, max_batch=max_batch)
+        super().__init__(model, device, precision=precision, max_batch=max_batch, probe=probe)
         if self.device.type != "cpu" or self.dtype is not None:
             raise ValueError(
-                f"the onnxruntime backend runs float32 on the CPU (got device {self.device}, "
+                f"the {self.backend} backend runs on the CPU (got device {self.device}, "
                 f"precision {precision!r}); use backend='torch' or 'auto' on CUDA"
             )
         import onnxruntime  # a core dependency, imported late: it adds ~0.2 s to any import
@@ -133,13 +176,20 @@ class OnnxEvaluator(NetworkEvaluator):
 
     def refresh(self) -> None:
         """Exports the model's current weights into a new onnxruntime session."""
+        self._session = self._new_session(self._graph())
+        self._version = self._weights_version()
+
+    def _new_session(self, graph: bytes):  # -> onnxruntime.InferenceSession
         options = self._onnxruntime.SessionOptions()
         options.intra_op_num_threads = torch.get_num_threads()
         options.inter_op_num_threads = 1
-        self._session = self._onnxruntime.InferenceSession(
-            onnx_graph(self.model), options, providers=["CPUExecutionProvider"]
+        return self._onnxruntime.InferenceSession(
+            graph, options, providers=["CPUExecutionProvider"]
         )
-        self._version = self._weights_version()
+
+    def _graph(self) -> bytes:
+        """The ONNX model the session runs, of the model's current weights."""
+        return onnx_graph(self.model)
 
     def _weights_version(self) -> int:
         """Moves whenever a weight or buffer is written: each counter only grows."""
@@ -154,6 +204,67 @@ class OnnxEvaluator(NetworkEvaluator):
         return logits, values
 
 
+class OnnxInt8Evaluator(OnnxEvaluator):
+    """onnxruntime on ``nn.quantize``'s int8 graph, calibrated on half of ``probe`` (real
+    positions of the game) and checked on the other half at every weight change: weights whose
+    int8 outputs fail ``nn.numerics``' rule run in float32 until the next change (``fallbacks``
+    counts them; ``numerics`` holds the last check)."""
+
+    backend = "onnxruntime_int8"
+
+    def __init__(
+        self,
+        model: PolicyValueNet,
+        device: str | torch.device = "cpu",
+        *,
+        precision: str = "auto",
+        max_batch: int | None = None,
+        probe: Probe | None = None,
+    ) -> None:
+        if probe is None:
+            raise ValueError(
+                "the onnxruntime_int8 path calibrates on positions of the network's game: pass "
+                "game= (or probe=) to make_evaluator"
+            )
+        super().__init__(model, device, precision=precision, max_batch=max_batch, probe=probe)
+        self.numerics: Numerics | None = None
+        self.fallbacks = 0
+
+    def _graph(self) -> bytes:
+        graph = int8_graph(self.model, self.probe.half(0).planes)
+        check = self.probe.half(1)
+        got = self._new_session(graph).run(OUTPUT_NAMES, {INPUT_NAME: check.planes})
+        self.numerics = compare(float32_outputs(self.model, check.planes), got, check.masks)
+        if self.numerics.passes:
+            return graph
+        self.fallbacks += 1
+        return onnx_graph(self.model)
+
+
+def float32_outputs(model: PolicyValueNet, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The reference: ``InferenceNet`` in float32 torch (raw logits, values) on ``planes``."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            logits, values = InferenceNet(model)(torch.from_numpy(planes).to(_device_of(model)))
+    finally:
+        model.train(was_training)
+    return logits.float().cpu().numpy(), values.float().cpu().numpy()
+
+
+def _device_of(model: PolicyValueNet) -> torch.device:
+    return next(model.parameters()).device
+
+
+EVALUATORS: dict[str, type[NetworkEvaluator]] = {
+    "torch": NetworkEvaluator,
+    "torch_bf16": TorchBf16Evaluator,
+    "onnxruntime": OnnxEvaluator,
+    "onnxruntime_int8": OnnxInt8Evaluator,
+}
+
+
 def make_evaluator(
     model: PolicyValueNet,
     device: str | torch.device = "auto",
@@ -161,12 +272,23 @@ def make_evaluator(
     backend: str = "auto",
     precision: str = "auto",
     max_batch: int | None = None,
+    game: Game | None = None,
+    batch_size: int = 64,
 ) -> NetworkEvaluator:
-    """The search ``evaluate`` callable for ``model``: ``backend`` ``torch``, ``onnxruntime``
-    (CPU, float32) or ``auto`` (onnxruntime on the CPU, torch on CUDA)."""
+    """The search ``evaluate`` callable for ``model`` on one of ``PATHS``, or ``auto``: the
+    fastest path at ``batch_size`` positions a call that passes the numerics rule on positions
+    of ``game`` (``nn.choice``; without ``game`` only the float32 paths are candidates). On
+    CUDA, ``auto`` is torch (bf16 autocast)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown inference backend {backend!r}; choose one of {list(BACKENDS)}")
     resolved = resolve_device(device)
-    if backend == "onnxruntime" or (backend == "auto" and resolved.type == "cpu"):
-        return OnnxEvaluator(model, resolved, precision=precision, max_batch=max_batch)
-    return NetworkEvaluator(model, resolved, precision=precision, max_batch=max_batch)
+    probe = probe_positions(game) if game is not None else None
+    if backend == "auto" and resolved.type == "cpu":
+        from ultimate_rl.nn.choice import choose_path  # it builds evaluators of this module
+
+        return choose_path(model, probe, batch_size, max_batch=max_batch)
+    if backend == "auto":
+        backend = "torch"
+    return EVALUATORS[backend](
+        model, resolved, precision=precision, max_batch=max_batch, probe=probe
+    )

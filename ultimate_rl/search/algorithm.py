@@ -40,6 +40,11 @@ Choose = Callable[
 float32, action [n] int64)`` once the simulations are done."""
 
 
+Settled = Callable[[Forest, int, np.ndarray], np.ndarray]
+"""``settled(forest, n, remaining) -> [n] bool``: whether tree b's move can no longer change in
+``remaining[b]`` more simulations (the search may stop early there)."""
+
+
 class Algorithm(NamedTuple):
     """One search algorithm. ``select_child`` is a numba kernel
     ``(forest, b, node, roots, params, scratch) -> edge offset`` that the core reaches through
@@ -50,3 +55,4 @@ class Algorithm(NamedTuple):
     make_roots: MakeRoots
     choose: Choose
     reuses_trees: bool  # whether a kept subtree's statistics stay valid for the next move
+    settled: Settled | None = None  # None: the algorithm cannot tell, so it never stops early

@@ -7,6 +7,7 @@ algorithm runs is chosen once, from the config; the loop itself is ``core.py``'s
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.search import tree
 from ultimate_rl.search.config import SearchConfig, SearchError, SearchParams, check_count
 from ultimate_rl.search.core import REGISTRY, expand_leaves, new_leaf_batch, simulate, start_roots
+
+PREALLOCATED_SIMULATIONS = 4096
 
 Evaluator = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 """``evaluate(planes [N, C, H, W] float32, masks [N, A] bool) -> (logits [N, A], values [N])``;
@@ -38,6 +41,7 @@ class SearchOutput:
     action: np.ndarray  # [B] int64, the move to play
     q_values: np.ndarray  # [B, A] float32
     prior: np.ndarray  # [B, A] float32
+    simulations: np.ndarray  # [B] int64, the simulations run (fewer on a deadline or early stop)
 
 
 class BatchedSearch:
@@ -74,7 +78,8 @@ class BatchedSearch:
         self._reuse = self.config.tree_reuse and self._algorithm.reuses_trees
         slots = self.batch_size * self.config.leaves_per_tree
         self._leaves = new_leaf_batch(slots, game.observation_shape, self.num_actions)
-        nodes = 2 * (self.config.num_simulations + 1)
+        # room for a move's simulations (up to a few thousand; a longer search grows the arrays)
+        nodes = 2 * (min(self.config.num_simulations, PREALLOCATED_SIMULATIONS) + 1)
         edges = nodes * min(self.num_actions, 16)
         self._forest = tree.new_forest(self.batch_size, nodes, edges)
 
@@ -98,6 +103,8 @@ class BatchedSearch:
         add_noise: bool,
         num_simulations: int | None = None,
         temperature: float | np.ndarray | None = None,
+        deadline: float | None = None,
+        stop_early: bool = False,
     ) -> SearchOutput:
         """Searches ``states`` ([n, STATE_LEN] int32, n <= batch_size, games not over) with tree
         ``i`` for row ``i``.
@@ -106,6 +113,13 @@ class BatchedSearch:
         self-play, not in evaluation. ``temperature`` (scalar or per game; default the config's)
         sets PUCT's move choice: 0 plays the most visited move, 1 samples by visits. Gumbel plays
         the move its halving keeps.
+
+        ``deadline`` (a ``time.perf_counter()`` instant) ends the search before a simulation step
+        that the last step's duration says would end past it, so it overruns by at most one
+        step (one network call); at least one step always runs. ``stop_early`` ends it once no
+        tree's move can change in the simulations left (PUCT playing its most visited move:
+        temperature 0); the simulations left are ``num_simulations`` less those done, or fewer
+        when the deadline allows fewer at the last step's rate.
         """
         cfg = self.config
         num_simulations = cfg.num_simulations if num_simulations is None else num_simulations
@@ -119,10 +133,25 @@ class BatchedSearch:
         roots = self._algorithm.make_roots(
             self._forest, n, self.num_actions, cfg, add_noise, num_simulations, self._rng
         )
-        while roots.simulations_done.min() < num_simulations:
+        settled = self._algorithm.settled if stop_early else None
+        done, step_seconds, steps, step_done = roots.simulations_done, 0.0, 0, 0
+        while done.min() < num_simulations:
+            now = time.perf_counter()
+            if steps and deadline is not None and now + step_seconds > deadline:
+                break
+            if steps and settled is not None:
+                remaining = num_simulations - done
+                if deadline is not None:
+                    rate = step_done / max(step_seconds, 1e-9)  # simulations per second, per tree
+                    remaining = np.minimum(remaining, rate * max(deadline - now, 0.0))
+                if settled(self._forest, n, remaining).all():
+                    break
+            before = done.copy()
             self._forest = tree.with_room(self._forest, cfg.leaves_per_tree, self.num_actions)
             pending = simulate(self._forest, n, self._params, roots, num_simulations, self._leaves)
             self._evaluate_and_expand(pending, evaluate)
+            step_seconds, steps = time.perf_counter() - now, steps + 1
+            step_done = (done - before).max()
 
         visit_counts = np.zeros((n, self.num_actions), np.int32)
         q_values = np.zeros((n, self.num_actions), np.float32)
@@ -132,7 +161,8 @@ class BatchedSearch:
         policy, action = self._algorithm.choose(
             self._forest, roots, visit_counts, temperatures, cfg, self._rng
         )
-        return SearchOutput(policy, visit_counts, root_value, action, q_values, prior)
+        simulations = roots.simulations_done.copy()
+        return SearchOutput(policy, visit_counts, root_value, action, q_values, prior, simulations)
 
     def _evaluate_and_expand(self, pending: int, evaluate: Evaluator) -> None:
         if pending == 0:

@@ -102,4 +102,26 @@ def choose(
     return policy, (cumulative <= draws[:, None]).sum(axis=1).astype(np.int64)
 
 
-PUCT = Algorithm("puct", select_child, make_roots, choose, reuses_trees=True)
+@njit(cache=True)
+def _root_lead(f, num_trees, out):
+    """The most visited root move's lead in visits over the runner-up, per tree."""
+    for b in range(num_trees):
+        first, best, second = f.first_edge[b, 0], 0, 0
+        for e in range(first, first + f.num_edges[b, 0]):
+            n = f.edge_visits[b, e]
+            if n > best:
+                best, second = n, best
+            elif n > second:
+                second = n
+        out[b] = best - second
+
+
+def settled(f: Forest, n: int, remaining: np.ndarray) -> np.ndarray:
+    """The greedy move (the most visited) cannot change once its lead exceeds the simulations
+    left: every one of them going to the runner-up would not catch up."""
+    lead = np.zeros(n, np.int64)
+    _root_lead(f, n, lead)
+    return lead > remaining
+
+
+PUCT = Algorithm("puct", select_child, make_roots, choose, reuses_trees=True, settled=settled)

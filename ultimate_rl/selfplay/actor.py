@@ -25,6 +25,7 @@ import torch
 
 from ultimate_rl.games import kernels
 from ultimate_rl.games import make as make_game
+from ultimate_rl.games.base import Game
 from ultimate_rl.nn import build_model, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import PolicyValueNet
@@ -83,10 +84,17 @@ def play_round(
     return worker.play(evaluate, num_games, rng)
 
 
-def make_actor_evaluator(model: PolicyValueNet, device: str, backend: str) -> Evaluator:
-    """The one place an actor builds its evaluator (``selfplay.inference``'s backend; an
-    onnxruntime evaluator sees the weights ``set_weights`` loads by itself)."""
-    return make_evaluator(model, device, backend=backend)
+def make_actor_evaluator(model: PolicyValueNet, spec: ActorSpec, game: Game) -> Evaluator:
+    """The one place an actor (or the inference server) builds its evaluator
+    (``selfplay.inference``'s path, checked on positions of ``game``; an onnxruntime evaluator
+    sees the weights ``set_weights`` loads by itself)."""
+    return make_evaluator(
+        model,
+        spec.device,
+        backend=spec.settings.inference,
+        game=game,
+        batch_size=spec.settings.evaluation_batch(spec.search),
+    )
 
 
 class ActorCore:
@@ -103,7 +111,7 @@ class ActorCore:
             self.evaluate = InferenceClient(spec.server_address, shape, game.num_actions)
             return
         self.model = build_model(game, ModelConfig.from_dict(spec.model_config)).to(spec.device)
-        self.evaluate = make_actor_evaluator(self.model, spec.device, spec.settings.inference)
+        self.evaluate = make_actor_evaluator(self.model, spec, game)
 
     def set_weights(self, weights: Weights, version: int) -> None:
         """The one place an actor takes new weights (with an inference server, the server's

@@ -98,7 +98,13 @@ class _Server:
         torch.set_num_threads(1)
         game = make_game(spec.game_spec["name"], **spec.game_spec["options"])
         self.model = build_model(game, ModelConfig.from_dict(spec.model_config))
-        self.evaluate = make_evaluator(self.model, spec.device, backend=spec.settings.inference)
+        self.evaluate = make_evaluator(
+            self.model,
+            spec.device,
+            backend=spec.settings.inference,
+            game=game,
+            batch_size=spec.settings.evaluation_batch(spec.search),
+        )
         self.shape = tuple(game.encode(game.initial_state()).shape)
         self.num_actions = game.num_actions
         self.listener, self.control = listener, control

@@ -94,7 +94,13 @@ class SelfPlayPool:
         if in_process and not streaming and not settings.inference_server:
             game = make_game(game_spec["name"], **game_spec["options"])
             self.local = SelfPlayWorker(game, search, settings)
-            self.evaluate = make_evaluator(model, device, backend=settings.inference)
+            self.evaluate = make_evaluator(
+                model,
+                device,
+                backend=settings.inference,
+                game=game,
+                batch_size=settings.evaluation_batch(search),
+            )
             return
         spec = ActorSpec(game_spec, model.config.to_dict(), search, settings, settings.actor_device)
         self.backend = make_backend(spec, settings.workers, ray)

@@ -66,6 +66,9 @@ class RandomOpeningSettings:
         _check_at_least("random_opening.max_plies", self.max_plies, 0)
 
 
+MAX_TIMED_BATCH = 256  # speeds per position level off well before this
+
+
 @dataclass
 class SelfPlaySettings:
     """The ``selfplay`` config group, shaped like ``configs/selfplay/default.yaml``.
@@ -87,6 +90,10 @@ class SelfPlaySettings:
     resign: ResignSettings = field(default_factory=ResignSettings)
     random_opening: RandomOpeningSettings = field(default_factory=RandomOpeningSettings)
     inference: str = "auto"  # the network's backend (``ultimate_rl.nn.make_evaluator``)
+
+    def evaluation_batch(self, search: SearchConfig) -> int:
+        """Positions per network call of one worker (what ``inference=auto`` times paths at)."""
+        return min(self.parallel_games * search.leaves_per_tree, MAX_TIMED_BATCH)
 
     def __post_init__(self) -> None:
         for name in ("workers", "parallel_games", "games_per_iteration"):

@@ -18,7 +18,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from ultimate_rl.games import kernels, sample_positions
-from ultimate_rl.search import Evaluator
+from ultimate_rl.nn import NetworkEvaluator
 from ultimate_rl.selfplay.worker import SelfPlayStats
 from ultimate_rl.train.config import RunConfig
 from ultimate_rl.train.learner import Progress
@@ -64,7 +64,9 @@ class RunLog:
     ``evaluate`` is the learner's network as the search calls it, for the probe images.
     """
 
-    def __init__(self, run_dir: Path, run: RunConfig, progress: Progress, evaluate: Evaluator):
+    def __init__(
+        self, run_dir: Path, run: RunConfig, progress: Progress, evaluate: NetworkEvaluator
+    ):
         self.run_dir, self.run, self.evaluate = run_dir, run, evaluate
         game = run.game
         self.probes = [
@@ -129,6 +131,15 @@ class RunLog:
             f"{progress.step} steps{loss}, {progress.seconds / 60:.1f} min"
         )
 
+    def inference(self) -> None:
+        """The run's first line: the inference path and, when ``auto`` chose it, why."""
+        choice = self.evaluate.choice
+        tqdm.write(
+            choice.summary()
+            if choice is not None
+            else f"inference: {self.evaluate.backend} (selfplay.inference)"
+        )
+
     def probe_images(self, iteration: int) -> None:
         """The network's policy and value on the fixed probe positions, as one image."""
         game = self.run.game
@@ -171,7 +182,10 @@ class RunLog:
             "batch_size": run.train.batch_size,
             "games_per_iteration": run.selfplay.games_per_iteration,
             "seed": run.seed,
+            "inference": self.evaluate.backend,
         }
+        if self.evaluate.choice is not None:
+            hparams.update({f"inference_{k}": v for k, v in self.evaluate.choice.as_dict().items()})
         metrics = {f"final/{k}": v for k, v in flat_eval(progress.last_eval).items()}
         metrics["final/minutes"] = progress.seconds / 60
         self.writer.add_hparams(hparams, metrics, run_name=".")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
 from ultimate_rl.games import is_solvable, sample_positions
-from ultimate_rl.nn import make_evaluator, resolve_device
+from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
 from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.train.checkpoints import RunCheckpoints
@@ -104,13 +105,25 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
     checkpoints.restore(learner)
     game_spec = {"name": run.game.name, "options": run.game_options}
     streaming = run.train.mode == "async"
-    pool = SelfPlayPool(
-        game_spec, learner.selfplay_model, run.search, run.selfplay, device, run.ray, streaming
+    # selfplay.inference=auto: the path is chosen once, here, and every self-play evaluator of
+    # the run takes it (actors on another device than the learner's choose their own)
+    evaluate = make_evaluator(
+        learner.model,
+        device,
+        backend=run.selfplay.inference,
+        game=run.game,
+        batch_size=run.selfplay.evaluation_batch(run.search),
     )
-    evaluate = make_evaluator(learner.model, device, backend=run.selfplay.inference)
+    selfplay_settings = run.selfplay
+    if evaluate.choice is not None and resolve_device(run.selfplay.actor_device) == device:
+        selfplay_settings = replace(run.selfplay, inference=evaluate.backend)
+    pool = SelfPlayPool(
+        game_spec, learner.selfplay_model, run.search, selfplay_settings, device, run.ray, streaming
+    )
     gating = Gating(run, learner, evaluate, device) if run.eval.gating.enabled else None
     evaluation = PeriodicEvaluation(run, evaluate, rating_hook, checkpoints.snapshot)
     progress, log = learner.progress, RunLog(run_dir, run, learner.progress, evaluate)
+    log.inference()
 
     with StopRequest() as stop:
         try:
@@ -155,11 +168,12 @@ class Gating:
     replaces it when it scores at least ``eval.gating.threshold``."""
 
     def __init__(
-        self, run: RunConfig, learner: Learner, candidate: Evaluator, device: torch.device
+        self, run: RunConfig, learner: Learner, candidate: NetworkEvaluator, device: torch.device
     ) -> None:
         self.run, self.candidate = run, candidate
-        backend = run.selfplay.inference
-        self.incumbent = make_evaluator(learner.selfplay_model, device, backend=backend)
+        self.incumbent = make_evaluator(
+            learner.selfplay_model, device, backend=candidate.backend, game=run.game
+        )
 
     def __call__(self, learner: Learner) -> dict[str, float]:
         """Plays the match, promotes the new network if it passed; the figures to log."""

@@ -1,0 +1,227 @@
+"""``inference=auto`` on a CPU: the fastest inference path on this machine that passes the
+numerics rule, chosen by measurement.
+
+Each candidate path (``evaluator.PATHS``; bf16 only where oneDNN has bf16 kernels, the reduced
+precisions only with positions of the game to check them on) is timed briefly on real positions
+at the caller's batch size, the paths taking turns so that other load hits them alike. The
+timings are kept in a small cache (``ULTIMATE_RL_CACHE_DIR``, default ``~/.cache/ultimate_rl``)
+keyed by CPU model, library versions, thread count, network shape and batch size, so a second
+start on the same machine skips them. The numerics are checked every time (they depend on the
+weights): a reduced-precision path whose top moves or values stray from float32's
+(``nn.numerics``) is passed over for the next fastest. The choice, its timings and numerics ride
+on the evaluator (``evaluator.choice``) so runs can log why they took the path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ultimate_rl.nn.evaluator import (
+    EVALUATORS,
+    NetworkEvaluator,
+    OnnxInt8Evaluator,
+    float32_outputs,
+)
+from ultimate_rl.nn.models import PolicyValueNet
+from ultimate_rl.nn.numerics import Numerics, Probe, compare
+
+TIMING_SECONDS = 0.1  # per path; about a second of start-up in all without the cache
+CACHE_ENV = "ULTIMATE_RL_CACHE_DIR"
+CACHE_FILE = "inference_paths.json"
+REDUCED = ("torch_bf16", "onnxruntime_int8")  # the paths the numerics rule applies to
+
+
+@dataclass(frozen=True)
+class PathChoice:
+    """Which path ``auto`` took and why: positions per second by path at ``batch_size`` and the
+    numerics of the reduced-precision ones."""
+
+    path: str
+    batch_size: int
+    positions_per_s: dict[str, float]
+    numerics: dict[str, Numerics] = field(default_factory=dict)
+    cached: bool = False
+
+    def summary(self) -> str:
+        """One line for a run's log: the path, then every candidate's speed and numerics."""
+        parts = []
+        for name, rate in sorted(self.positions_per_s.items(), key=lambda kv: -kv[1]):
+            text = f"{name} {rate:,.0f}/s"
+            if name in self.numerics:
+                check = self.numerics[name]
+                text += f" ({check.summary()}{'' if check.passes else '; fails the rule'})"
+            parts.append(text)
+        origin = "cached timings" if self.cached else "measured"
+        return (
+            f"inference: {self.path} (auto, fastest passing at batch {self.batch_size}, "
+            f"{origin}): " + "; ".join(parts)
+        )
+
+    def as_dict(self) -> dict[str, float | str]:
+        """Flat figures for TensorBoard's hparams and JSON records."""
+        flat: dict[str, float | str] = {"path": self.path, "batch_size": self.batch_size}
+        flat.update({f"positions_per_s_{k}": v for k, v in self.positions_per_s.items()})
+        for name, check in self.numerics.items():
+            flat[f"top_move_agreement_{name}"] = check.top_move_agreement
+            flat[f"max_value_difference_{name}"] = check.max_value_difference
+        return flat
+
+
+def candidates(probe: Probe | None) -> list[str]:
+    """The paths worth timing here: float32 always; bf16 where oneDNN runs it; the reduced
+    precisions only with a probe to check them on."""
+    paths = ["torch", "onnxruntime"]
+    if probe is not None:
+        if torch.ops.mkldnn._is_mkldnn_bf16_supported():
+            paths.append("torch_bf16")
+        paths.append("onnxruntime_int8")
+    return paths
+
+
+def choose_path(
+    model: PolicyValueNet,
+    probe: Probe | None,
+    batch_size: int,
+    *,
+    max_batch: int | None = None,
+    seconds: float = TIMING_SECONDS,
+) -> NetworkEvaluator:
+    """The evaluator of the fastest passing path at ``batch_size`` (module doc); CPU only."""
+    names = candidates(probe)
+    key = _cache_key(model, batch_size, names)
+    rates = _read_cache().get(key)
+    cached = rates is not None and set(rates) == set(names)
+    evaluators: dict[str, NetworkEvaluator] = {}
+
+    def build(name: str) -> NetworkEvaluator:
+        if name not in evaluators:
+            evaluators[name] = EVALUATORS[name](model, "cpu", max_batch=max_batch, probe=probe)
+        return evaluators[name]
+
+    if not cached:
+        rates = time_paths({name: build(name) for name in names}, probe, model, batch_size, seconds)
+        _write_cache(key, rates)
+    numerics: dict[str, Numerics] = {}
+    reference = None
+    for name in sorted(names, key=lambda n: -rates[n]):
+        evaluator = build(name)
+        if name in REDUCED:
+            if reference is None:
+                reference = float32_outputs(model, probe.half(1).planes)
+            numerics[name] = path_numerics(evaluator, probe, reference)
+            if not numerics[name].passes:
+                continue
+        evaluator.choice = PathChoice(name, batch_size, dict(rates), numerics, cached)
+        return evaluator
+    raise AssertionError("the float32 paths always pass")  # pragma: no cover
+
+
+def path_numerics(
+    evaluator: NetworkEvaluator, probe: Probe, reference: tuple[np.ndarray, np.ndarray]
+) -> Numerics:
+    """The path's outputs on the probe's check half against float32's ``reference``; the int8
+    path reports the check its weight refresh made (a failed one has fallen back to float32)."""
+    check = probe.half(1)
+    got = evaluator(check.planes, check.masks)
+    if isinstance(evaluator, OnnxInt8Evaluator):
+        return evaluator.numerics
+    return compare(reference, got, check.masks)
+
+
+def time_paths(
+    evaluators: dict[str, NetworkEvaluator],
+    probe: Probe | None,
+    model: PolicyValueNet,
+    batch_size: int,
+    seconds: float,
+) -> dict[str, float]:
+    """Positions per second of each evaluator at ``batch_size``, taking turns call by call."""
+    planes, masks = _batch(probe, model, batch_size)
+    for evaluate in evaluators.values():
+        for _ in range(2):
+            evaluate(planes, masks)  # warm-up: sessions, kernels, weight refresh
+    spent = dict.fromkeys(evaluators, 0.0)
+    calls = dict.fromkeys(evaluators, 0)
+    while min(spent.values()) < seconds or min(calls.values()) < 3:
+        for name, evaluate in evaluators.items():
+            start = time.perf_counter()
+            evaluate(planes, masks)
+            spent[name] += time.perf_counter() - start
+            calls[name] += 1
+    return {name: calls[name] * batch_size / spent[name] for name in evaluators}
+
+
+def _batch(probe: Probe | None, model: PolicyValueNet, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``size`` positions: the probe's, repeated as needed, or random planes without one."""
+    if probe is None:
+        rng = np.random.default_rng(0)
+        planes = (rng.random((size, *model.observation_shape)) < 0.3).astype(np.float32)
+        return planes, np.ones((size, model.num_actions), bool)
+    rows = np.arange(size) % len(probe.planes)
+    return probe.planes[rows], probe.masks[rows]
+
+
+# --- the timing cache ---------------------------------------------------------------------------
+
+
+def cache_path() -> Path:
+    folder = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "ultimate_rl"
+    return Path(folder) / CACHE_FILE
+
+
+def _cache_key(model: PolicyValueNet, batch_size: int, names: list[str]) -> str:
+    import onnxruntime
+
+    return json.dumps(
+        {
+            "cpu": _cpu_model(),
+            "torch": torch.__version__,
+            "onnxruntime": onnxruntime.__version__,
+            "threads": torch.get_num_threads(),
+            "model": model.config.to_dict(),
+            "shape": [*model.observation_shape, model.num_actions],
+            "batch": batch_size,
+            "paths": sorted(names),
+        },
+        sort_keys=True,
+    )
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _read_cache() -> dict[str, dict[str, float]]:
+    try:
+        return json.loads(cache_path().read_text())
+    except (OSError, ValueError):
+        return {}  # none yet, or damaged: measure again and rewrite it
+
+
+def _write_cache(key: str, rates: dict[str, float]) -> None:
+    """Adds ``key`` to the cache file atomically (temp file + rename); a cache that cannot be
+    written only costs the next start its timings."""
+    path = cache_path()
+    entries = _read_cache()
+    entries[key] = rates
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        temp.write_text(json.dumps(entries, indent=1))
+        os.replace(temp, path)
+    except OSError:
+        pass
