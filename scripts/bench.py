@@ -19,7 +19,12 @@ def main(cfg: DictConfig) -> None:
     width = max(len(k) for k in figures)
     print(f"{'figure':<{width}}  value")
     for key, value in figures.items():
-        shown = f"{value:,.3f}" if isinstance(value, float) and abs(value) < 10 else f"{value:,.0f}"
+        if isinstance(value, str):  # a name, such as the inference path a suite chose
+            shown = value
+        elif isinstance(value, float) and abs(value) < 10:
+            shown = f"{value:,.3f}"
+        else:
+            shown = f"{value:,.0f}"
         print(f"{key:<{width}}  {shown}")
     print(json.dumps(figures))
 

@@ -85,6 +85,21 @@ def test_load_agent_searches_with_the_stored_defaults(tmp_path: Path) -> None:
     assert load_agent(out, num_simulations=3, device="cpu").num_simulations == 3
 
 
+def test_an_agent_file_exports_again_with_new_search_defaults(tmp_path: Path) -> None:
+    checkpoint, _ = make_checkpoint(tmp_path, "tictactoe")
+    first = export_agent(checkpoint, tmp_path / "a.urla", search={"num_simulations": 8})
+    second = export_agent(
+        tmp_path / "a.urla", tmp_path / "b.urla", search={"num_simulations": 99, "time_per_move": 2}
+    )
+    assert read_bundle(tmp_path / "b.urla").search == {"num_simulations": 99, "time_per_move": 2}
+    assert second.metadata["step"] == first.metadata["step"] == 42
+    assert "search_defaults_set_at" in second.metadata
+    for key, value in first.model_state.items():
+        assert torch.equal(second.model_state[key], value), key
+    agent = load_agent(tmp_path / "b.urla", device="cpu")
+    assert agent.num_simulations == 99 and agent.time_per_move == 2.0
+
+
 def test_agent_file_has_the_modes_of_a_user_file(tmp_path: Path) -> None:
     checkpoint, _ = make_checkpoint(tmp_path, "tictactoe")
     previous = os.umask(0o027)

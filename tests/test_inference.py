@@ -133,7 +133,13 @@ def test_chunked_and_empty_batches(backend: str):
     assert empty[0].shape == (0, game.num_actions) and empty[1].shape == (0,)
 
 
-def test_auto_times_every_candidate_and_takes_the_fastest_that_passes(monkeypatch):
+@pytest.fixture
+def unpinned(monkeypatch):
+    """``auto`` chooses by measurement (the suite's conftest pins it to onnxruntime)."""
+    monkeypatch.delenv("ULTIMATE_RL_INFERENCE", raising=False)
+
+
+def test_auto_times_every_candidate_and_takes_the_fastest_that_passes(monkeypatch, unpinned):
     game, model = small_model("uttt", "resnet")
     evaluator = make_evaluator(model, "cpu", game=game, batch_size=16)
     choice = evaluator.choice
@@ -157,13 +163,23 @@ def test_auto_times_every_candidate_and_takes_the_fastest_that_passes(monkeypatc
     assert "fails the rule" in strict.choice.summary()
 
 
-def test_auto_without_a_game_times_only_the_float32_paths_and_a_bad_cache_is_remeasured():
+def test_auto_without_a_game_times_only_the_float32_paths_and_a_bad_cache_is_remeasured(unpinned):
     _, model = small_model("tictactoe")
     evaluator = make_evaluator(model, "cpu", batch_size=5)
     assert set(evaluator.choice.positions_per_s) == {"torch", "onnxruntime"}
     path_choice.cache_path().write_text("{not json")
     again = make_evaluator(model, "cpu", batch_size=5).choice
     assert not again.cached and path_choice.cache_path().read_text().startswith("{")
+
+
+def test_a_pinned_path_is_taken_without_timing(monkeypatch):
+    game, model = small_model("tictactoe")
+    monkeypatch.setenv("ULTIMATE_RL_INFERENCE", "onnxruntime_int8")
+    evaluator = make_evaluator(model, "cpu", game=game)
+    assert evaluator.backend == "onnxruntime_int8" and evaluator.choice is None
+    monkeypatch.setenv("ULTIMATE_RL_INFERENCE", "tpu")
+    with pytest.raises(ValueError, match="ULTIMATE_RL_INFERENCE='tpu' is not an inference path"):
+        make_evaluator(model, "cpu", game=game)
 
 
 def test_unknown_backends_are_refused():
@@ -231,7 +247,7 @@ def play_rounds(workers: int, inference: str = "onnxruntime") -> list[SelfPlayDa
 @pytest.mark.parametrize(
     ("workers", "inference"), [(1, p) for p in PATHS] + [(2, "onnxruntime"), (2, "auto")]
 )
-def test_new_weights_reach_the_next_self_play_round(workers: int, inference: str):
+def test_new_weights_reach_the_next_self_play_round(workers: int, inference: str, unpinned):
     first, updated, restored = play_rounds(workers, inference)
     assert not np.array_equal(first.policies, updated.policies)
     assert_same_data(first, restored)  # the same weights and seed: the same games

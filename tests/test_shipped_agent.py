@@ -3,6 +3,7 @@ default, stays small, and plays (its raw policy already beats random play)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -55,3 +56,17 @@ def test_the_agent_analyses_a_position() -> None:
     policy = np.asarray(analysis.policy)
     assert policy.shape == (81,) and np.isclose(policy.sum(), 1.0)
     assert -1.0 <= float(analysis.value) <= 1.0
+
+
+def test_seconds_per_move_bound_the_shipped_agent_on_the_play_site(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``seconds=`` gives the agent file a time budget that alone ends its search."""
+    monkeypatch.chdir(ROOT)
+    game, agent, _ = make_opponent(seconds=0.2, seed=0)
+    assert agent.time_per_move == 0.2 and agent.num_simulations > 100_000
+    state = game.apply_sequence([40, 36])
+    start = time.perf_counter()
+    assert game.legal_mask(state)[agent.select_action(game, state)]
+    assert time.perf_counter() - start < 0.2 + 0.15  # one network call over at most, with slack
+    assert agent.last_simulations > 16

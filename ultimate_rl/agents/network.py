@@ -27,6 +27,10 @@ from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
 from ultimate_rl.nn.evaluator import make_evaluator
 from ultimate_rl.search import BatchedSearch, SearchConfig
 
+TIME_BUDGET_SIMULATIONS = 1_000_000
+"""The simulation cap of a search that a time budget alone should bound (``seconds=`` on the
+play site): ~40 s of search on a CPU, so the clock ends it first."""
+
 
 class NetworkAgent(Agent):
     """Plays a checkpoint's network with search (``num_simulations`` > 0) or without it (0).

@@ -143,8 +143,23 @@ def export_agent(
     search: dict[str, Any] | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> AgentBundle:
-    """Writes the ``.urla`` agent file of a checkpoint to ``out``; returns what it wrote."""
-    bundle = bundle_from_checkpoint(checkpoint_path, search, metadata)
+    """Writes the ``.urla`` agent file of a checkpoint to ``out``; returns what it wrote.
+
+    ``checkpoint_path`` may be an agent file too: the same network and metadata with new search
+    defaults (``search``) and ``metadata`` added, e.g. to give a shipped agent a time budget.
+    """
+    if Path(checkpoint_path).suffix == SUFFIX:
+        bundle = read_bundle(checkpoint_path)
+        bundle.search = dict(search or {})
+        bundle.metadata = {
+            **bundle.metadata,
+            "search_defaults_set_at": dt.datetime.now(dt.timezone.utc).isoformat(
+                timespec="seconds"
+            ),
+            **(metadata or {}),
+        }
+    else:
+        bundle = bundle_from_checkpoint(checkpoint_path, search, metadata)
     bundle.save(out)
     return bundle
 

@@ -20,6 +20,7 @@ Four paths run the same ``InferenceNet`` (``PATHS``):
 
 from __future__ import annotations
 
+import os
 from itertools import chain
 
 import numpy as np
@@ -36,6 +37,9 @@ PATHS: tuple[str, ...] = ("torch", "torch_bf16", "onnxruntime", "onnxruntime_int
 """The inference paths by name (the module doc); ``selfplay.inference`` and the network agent's
 ``inference`` take one of these or ``auto``."""
 BACKENDS: tuple[str, ...] = ("auto", *PATHS)
+PIN_ENV = "ULTIMATE_RL_INFERENCE"
+"""An environment variable naming a path that ``auto`` then takes without measuring: the same
+path on every machine and run (the test suite pins ``onnxruntime`` this way)."""
 
 
 class NetworkEvaluator:
@@ -277,12 +281,16 @@ def make_evaluator(
 ) -> NetworkEvaluator:
     """The search ``evaluate`` callable for ``model`` on one of ``PATHS``, or ``auto``: the
     fastest path at ``batch_size`` positions a call that passes the numerics rule on positions
-    of ``game`` (``nn.choice``; without ``game`` only the float32 paths are candidates). On
-    CUDA, ``auto`` is torch (bf16 autocast)."""
+    of ``game`` (``nn.choice``; without ``game`` only the float32 paths are candidates), or the
+    path ``ULTIMATE_RL_INFERENCE`` names. On CUDA, ``auto`` is torch (bf16 autocast)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown inference backend {backend!r}; choose one of {list(BACKENDS)}")
     resolved = resolve_device(device)
     probe = probe_positions(game) if game is not None else None
+    if backend == "auto" and resolved.type == "cpu" and os.environ.get(PIN_ENV):
+        backend = os.environ[PIN_ENV]
+        if backend not in PATHS:
+            raise ValueError(f"{PIN_ENV}={backend!r} is not an inference path; use one of {PATHS}")
     if backend == "auto" and resolved.type == "cpu":
         from ultimate_rl.nn.choice import choose_path  # it builds evaluators of this module
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ultimate_rl import agents
+from ultimate_rl.agents.network import TIME_BUDGET_SIMULATIONS
 from ultimate_rl.export.bundle import SUFFIX, read_bundle
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
@@ -76,8 +77,8 @@ def make_opponent(
                 f"agent file {spec} plays {bundle.game_name!r}, not {game!r}; drop game=... or "
                 "pick an agent for that game"
             )
-        if "time_per_move" in limits:
-            raise ValueError("an exported agent thinks in simulations: use simulations=N")
+        if "time_per_move" in limits:  # the clock alone bounds its search
+            limits["num_simulations"] = TIME_BUDGET_SIMULATIONS
         step = bundle.metadata.get("step")
         label = f"{Path(spec).stem}" + (f" (step {step})" if step is not None else "")
         return bundle.make_game(), agent_from_bundle(bundle, **limits), label

@@ -9,6 +9,7 @@ self-play statistics, replay size, time, evaluation and gating figures. Evaluati
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from tqdm import tqdm
 
 from ultimate_rl.games import kernels, sample_positions
 from ultimate_rl.nn import NetworkEvaluator
+from ultimate_rl.nn.evaluator import PIN_ENV
 from ultimate_rl.selfplay.worker import SelfPlayStats
 from ultimate_rl.train.config import RunConfig
 from ultimate_rl.train.learner import Progress
@@ -133,12 +135,12 @@ class RunLog:
 
     def inference(self) -> None:
         """The run's first line: the inference path and, when ``auto`` chose it, why."""
-        choice = self.evaluate.choice
-        tqdm.write(
-            choice.summary()
-            if choice is not None
-            else f"inference: {self.evaluate.backend} (selfplay.inference)"
-        )
+        choice, configured = self.evaluate.choice, self.run.selfplay.inference
+        if choice is not None:
+            tqdm.write(choice.summary())
+            return
+        pinned = f", pinned by {PIN_ENV}" if configured == "auto" and os.environ.get(PIN_ENV) else ""
+        tqdm.write(f"inference: {self.evaluate.backend} (selfplay.inference={configured}{pinned})")
 
     def probe_images(self, iteration: int) -> None:
         """The network's policy and value on the fixed probe positions, as one image."""
@@ -169,6 +171,7 @@ class RunLog:
             "positions": progress.positions,
             "perfect": progress.perfect,
             "last_eval": progress.last_eval,
+            "inference": self.evaluate.backend,
         }
         write_json(self.run_dir / "summary.json", summary)
         run = self.run
