@@ -139,7 +139,9 @@ class RunLog:
         if choice is not None:
             tqdm.write(choice.summary())
             return
-        pinned = f", pinned by {PIN_ENV}" if configured == "auto" and os.environ.get(PIN_ENV) else ""
+        pinned = (
+            f", pinned by {PIN_ENV}" if configured == "auto" and os.environ.get(PIN_ENV) else ""
+        )
         tqdm.write(f"inference: {self.evaluate.backend} (selfplay.inference={configured}{pinned})")
 
     def probe_images(self, iteration: int) -> None:
