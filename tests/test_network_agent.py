@@ -215,3 +215,13 @@ def test_early_stop_plays_the_same_move_with_fewer_simulations(checkpoints):
     # analysis runs the whole search (a third agent: the move draws use the seeded stream)
     analyst = NetworkAgent(checkpoints["uttt"], **options)
     assert analyst.analyse(game, positions[-1]).visit_counts.sum() >= 200
+
+
+def test_leaves_per_call_default_to_a_32nd_of_the_search_up_to_16(checkpoints):
+    def leaves(**options):
+        agent = NetworkAgent(checkpoints["tictactoe"], device="cpu", **options)
+        return agent.search_config.leaves_per_tree
+
+    assert leaves(num_simulations=1600) == 16 and leaves(num_simulations=100_000) == 16
+    assert leaves(num_simulations=200) == 6 and leaves(num_simulations=16) == 1
+    assert leaves(num_simulations=1600, leaves_per_tree=2) == 2

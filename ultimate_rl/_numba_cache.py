@@ -26,5 +26,10 @@ def use_source_keyed_cache() -> None:
         source = path.read_bytes()
         if b"njit" in source:
             digest.update(str(path.relative_to(package)).encode() + b"\0" + source)
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    numba.config.CACHE_DIR = str(root / "ultimate_rl" / "numba" / digest.hexdigest()[:16])
+    numba.config.CACHE_DIR = str(user_cache_root() / "numba" / digest.hexdigest()[:16])
+
+
+def user_cache_root() -> Path:
+    """``<XDG_CACHE_HOME or ~/.cache>/ultimate_rl``: where the project keeps what it can remake
+    (compiled kernels, inference path timings)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ultimate_rl"

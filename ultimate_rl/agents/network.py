@@ -27,6 +27,7 @@ from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
 from ultimate_rl.nn.evaluator import make_evaluator
 from ultimate_rl.search import BatchedSearch, SearchConfig
 
+MAX_LEAVES_PER_TREE = 16  # batched leaves a call by default: ~4x the simulations/s of one
 TIME_BUDGET_SIMULATIONS = 1_000_000
 """The simulation cap of a search that a time budget alone should bound (``seconds=`` on the
 play site): ~40 s of search on a CPU, so the clock ends it first."""
@@ -37,7 +38,8 @@ class NetworkAgent(Agent):
 
     ``algorithm`` is ``"puct"`` or ``"gumbel"``. ``temperature`` 0 (default) plays the best move;
     > 0 samples by visits (PUCT) or by the raw policy (no search). Other ``search_options`` go
-    to ``SearchConfig`` (e.g. ``c_puct``, ``leaves_per_tree``). ``inference`` picks the
+    to ``SearchConfig`` (e.g. ``c_puct``, ``leaves_per_tree``: by default
+    ``default_leaves_per_tree``). ``inference`` picks the
     network's path (``ultimate_rl.nn.make_evaluator``; ``auto`` times them at
     ``leaves_per_tree`` positions a call). ``time_per_move`` (seconds, or None) bounds each
     move's search; it overruns by at most one network call. ``stop_early`` ends a greedy PUCT
@@ -78,6 +80,7 @@ class NetworkAgent(Agent):
             raise ValueError(
                 f"time_per_move must be a positive number of seconds or None, got {time_per_move!r}"
             )
+        search_options.setdefault("leaves_per_tree", default_leaves_per_tree(int(num_simulations)))
         self.num_simulations = int(num_simulations)
         self.time_per_move = None if time_per_move is None else float(time_per_move)
         self.temperature = float(temperature)
@@ -164,6 +167,12 @@ class NetworkAgent(Agent):
             f"leaves_per_tree={self.search_config.leaves_per_tree}, "
             f"time_per_move={self.time_per_move}, inference={self.evaluate.backend!r})"
         )
+
+
+def default_leaves_per_tree(num_simulations: int) -> int:
+    """Leaves per network call unless given: ``MAX_LEAVES_PER_TREE``, fewer for short searches
+    so that at most a 32nd of the search is in flight at once (virtual loss needs room)."""
+    return int(np.clip(num_simulations // 32, 1, MAX_LEAVES_PER_TREE))
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:

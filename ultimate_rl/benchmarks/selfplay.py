@@ -173,8 +173,8 @@ def path_numerics(model: PolicyValueNet, game: Game) -> dict[str, float]:
 def refresh_ms(model: PolicyValueNet, game: Game, repeats: int = 5) -> dict[str, float]:
     """Median milliseconds an onnxruntime evaluator (float32, int8) takes to load new weights."""
     evaluators = {
-        "onnx_refresh_ms": OnnxEvaluator(model),
-        "int8_refresh_ms": OnnxInt8Evaluator(model, probe=probe_positions(game)),
+        "onnx_refresh_ms": OnnxEvaluator(model, "cpu"),
+        "int8_refresh_ms": OnnxInt8Evaluator(model, "cpu", probe=probe_positions(game)),
     }
     figures = {}
     for name, evaluate in evaluators.items():

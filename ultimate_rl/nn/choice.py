@@ -4,7 +4,7 @@ numerics rule, chosen by measurement.
 Each candidate path (``evaluator.PATHS``; bf16 only where oneDNN has bf16 kernels, the reduced
 precisions only with positions of the game to check them on) is timed briefly on real positions
 at the caller's batch size, the paths taking turns so that other load hits them alike. The
-timings are kept in a small cache (``ULTIMATE_RL_CACHE_DIR``, default ``~/.cache/ultimate_rl``)
+timings are kept in a small cache (in ``ULTIMATE_RL_CACHE_DIR``, default ``~/.cache/ultimate_rl``)
 keyed by CPU model, library versions, thread count, network shape and batch size, so a second
 start on the same machine skips them. The numerics are checked every time (they depend on the
 weights): a reduced-precision path whose top moves or values stray from float32's
@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ultimate_rl._numba_cache import user_cache_root
 from ultimate_rl.nn.evaluator import (
     EVALUATORS,
     NetworkEvaluator,
@@ -173,8 +174,7 @@ def _batch(probe: Probe | None, model: PolicyValueNet, size: int) -> tuple[np.nd
 
 
 def cache_path() -> Path:
-    folder = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "ultimate_rl"
-    return Path(folder) / CACHE_FILE
+    return Path(os.environ.get(CACHE_ENV) or user_cache_root()) / CACHE_FILE
 
 
 def _cache_key(model: PolicyValueNet, batch_size: int, names: list[str]) -> str:

@@ -54,6 +54,8 @@ class NetworkEvaluator:
 
     backend = "torch"
     channels_last = False  # feed the network channels-last planes (oneDNN's fast layout)
+    fixed_precision: str | None = None  # a path that runs one precision whatever is asked
+    needs_probe = False  # a path that calibrates or checks itself on positions of the game
     choice = None  # the ``nn.choice.PathChoice`` that picked this path, when ``auto`` did
 
     def __init__(
@@ -67,6 +69,18 @@ class NetworkEvaluator:
     ) -> None:
         if max_batch is not None and max_batch < 1:
             raise ValueError(f"max_batch must be a positive integer or None, got {max_batch}")
+        if self.fixed_precision is not None:
+            if precision not in ("auto", self.fixed_precision):
+                raise ValueError(
+                    f"the {self.backend} path runs {self.fixed_precision}, not "
+                    f"precision={precision!r}"
+                )
+            precision = self.fixed_precision
+        if self.needs_probe and probe is None:
+            raise ValueError(
+                f"the {self.backend} path calibrates on positions of the network's game: pass "
+                "game= (or probe=) to make_evaluator"
+            )
         self.device = resolve_device(device)
         self.dtype = resolve_precision(precision, self.device)
         self.model = model.to(self.device).eval()
@@ -75,6 +89,10 @@ class NetworkEvaluator:
         self.observation_shape = model.observation_shape
         self.num_actions = model.num_actions
         self.probe = probe
+        self._setup(precision)
+
+    def _setup(self, precision: str) -> None:
+        """What a path prepares beyond the torch model (called once, at the end of __init__)."""
 
     def __call__(self, planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         planes, masks = self._check(planes, masks)
@@ -123,19 +141,7 @@ class TorchBf16Evaluator(NetworkEvaluator):
 
     backend = "torch_bf16"
     channels_last = True
-
-    def __init__(
-        self,
-        model: PolicyValueNet,
-        device: str | torch.device = "auto",
-        *,
-        precision: str = "bf16",
-        max_batch: int | None = None,
-        probe: Probe | None = None,
-    ) -> None:
-        if precision not in ("auto", "bf16"):
-            raise ValueError(f"the torch_bf16 path runs bf16, not precision={precision!r}")
-        super().__init__(model, device, precision="bf16", max_batch=max_batch, probe=probe)
+    fixed_precision = "bf16"
 
 
 class OnnxEvaluator(NetworkEvaluator):
@@ -152,16 +158,7 @@ class OnnxEvaluator(NetworkEvaluator):
 
     backend = "onnxruntime"
 
-    def __init__(
-        self,
-        model: PolicyValueNet,
-        device: str | torch.device = "cpu",
-        *,
-        precision: str = "auto",
-        max_batch: int | None = None,
-        probe: Probe | None = None,
-    ) -> None:
-        super().__init__(model, device, precision=precision, max_batch=max_batch, probe=probe)
+    def _setup(self, precision: str) -> None:
         if self.device.type != "cpu" or self.dtype is not None:
             raise ValueError(
                 f"the {self.backend} backend runs on the CPU (got device {self.device}, "
@@ -173,7 +170,7 @@ class OnnxEvaluator(NetworkEvaluator):
         # tensors made under torch.inference_mode have no version counter; training never
         # writes them
         self._tensors = [
-            t for t in chain(model.parameters(), model.buffers()) if not t.is_inference()
+            t for t in chain(self.model.parameters(), self.model.buffers()) if not t.is_inference()
         ]
         self._version = -1
         self._session = None
@@ -215,24 +212,9 @@ class OnnxInt8Evaluator(OnnxEvaluator):
     counts them; ``numerics`` holds the last check)."""
 
     backend = "onnxruntime_int8"
-
-    def __init__(
-        self,
-        model: PolicyValueNet,
-        device: str | torch.device = "cpu",
-        *,
-        precision: str = "auto",
-        max_batch: int | None = None,
-        probe: Probe | None = None,
-    ) -> None:
-        if probe is None:
-            raise ValueError(
-                "the onnxruntime_int8 path calibrates on positions of the network's game: pass "
-                "game= (or probe=) to make_evaluator"
-            )
-        super().__init__(model, device, precision=precision, max_batch=max_batch, probe=probe)
-        self.numerics: Numerics | None = None
-        self.fallbacks = 0
+    needs_probe = True
+    numerics: Numerics | None = None  # the last weight change's check
+    fallbacks = 0  # weight versions that ran in float32
 
     def _graph(self) -> bytes:
         graph = int8_graph(self.model, self.probe.half(0).planes)
