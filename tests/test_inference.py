@@ -251,3 +251,21 @@ def test_new_weights_reach_the_next_self_play_round(workers: int, inference: str
     first, updated, restored = play_rounds(workers, inference)
     assert not np.array_equal(first.policies, updated.policies)
     assert_same_data(first, restored)  # the same weights and seed: the same games
+
+
+def test_every_convolution_of_a_fresh_network_runs_in_int8():
+    """A fresh network's folded biases are equal, which the exporter shares through Identity
+    nodes; the int8 graph must still quantize every convolution's weights and bias."""
+    import onnx
+
+    from ultimate_rl.nn.quantize import int8_graph
+
+    game = games.make("uttt")
+    model = build_model(game, ModelConfig(arch="resnet", blocks=2, channels=8), seed=0)
+    graph = onnx.load_from_string(int8_graph(model, probe_positions(game).planes[:64]))
+    made_by = {output: node.op_type for node in graph.graph.node for output in node.output}
+    convolutions = [node for node in graph.graph.node if node.op_type == "Conv"]
+    trunk = [node for node in convolutions if "_head" not in node.name]
+    assert len(trunk) == 5  # the stem and two blocks of two
+    for node in trunk:
+        assert [made_by.get(name) for name in node.input] == ["DequantizeLinear"] * 3, node.name

@@ -38,6 +38,7 @@ TIMING_SECONDS = 0.1  # per path; about a second of start-up in all without the 
 CACHE_ENV = "ULTIMATE_RL_CACHE_DIR"
 CACHE_FILE = "inference_paths.json"
 REDUCED = ("torch_bf16", "onnxruntime_int8")  # the paths the numerics rule applies to
+PATHS_VERSION = 2  # in the cache key: bump it when a path's code changes its speed
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,7 @@ def _cache_key(model: PolicyValueNet, batch_size: int, names: list[str]) -> str:
             "shape": [*model.observation_shape, model.num_actions],
             "batch": batch_size,
             "paths": sorted(names),
+            "version": PATHS_VERSION,
         },
         sort_keys=True,
     )

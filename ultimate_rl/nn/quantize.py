@@ -23,6 +23,29 @@ from ultimate_rl.nn.models import PolicyValueNet
 HEAD_MARK = "_head"  # ONNX node names inside a head (policy_head, value_head, aux_heads)
 
 
+def own_initializers(graph: onnx.ModelProto) -> onnx.ModelProto:
+    """``graph`` with every weight its own initializer.
+
+    The exporter stores equal weights once and feeds the others through ``Identity`` nodes (a
+    fresh network's folded biases are all zero); the quantizer cannot quantize a bias that is
+    not an initializer, so those convolutions would stay float32 between quantize / dequantize
+    pairs, several times slower than int8.
+    """
+    initializers = {tensor.name: tensor for tensor in graph.graph.initializer}
+    shared = [
+        node
+        for node in graph.graph.node
+        if node.op_type == "Identity" and node.input[0] in initializers
+    ]
+    for node in shared:
+        copy = onnx.TensorProto()
+        copy.CopyFrom(initializers[node.input[0]])
+        copy.name = node.output[0]
+        graph.graph.initializer.append(copy)
+        graph.graph.node.remove(node)
+    return graph
+
+
 def int8_graph(model: PolicyValueNet, calibration: np.ndarray) -> bytes:
     """The int8 ONNX model of ``model``, its activation ranges calibrated on ``calibration``
     (planes [N, C, H, W] float32 of real positions), as bytes."""
@@ -41,7 +64,7 @@ def int8_graph(model: PolicyValueNet, calibration: np.ndarray) -> bytes:
         def get_next(self) -> dict[str, np.ndarray] | None:
             return next(self.batches, None)
 
-    graph = onnx.load_from_string(onnx_graph(model))
+    graph = own_initializers(onnx.load_from_string(onnx_graph(model)))
     heads = [node.name for node in graph.graph.node if HEAD_MARK in node.name]
     quiet = logging.getLogger().level
     logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process a graph this small
