@@ -227,6 +227,12 @@ class OnnxInt8Evaluator(OnnxEvaluator):
         return onnx_graph(self.model)
 
 
+def float32_path(device: torch.device) -> str:
+    """The float32 path to judge a network by: onnxruntime on a CPU (the same numbers as torch,
+    faster), torch on CUDA."""
+    return "onnxruntime" if device.type == "cpu" else "torch"
+
+
 def float32_outputs(model: PolicyValueNet, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The reference: ``InferenceNet`` in float32 torch (raw logits, values) on ``planes``."""
     was_training = model.training

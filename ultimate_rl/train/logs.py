@@ -63,13 +63,21 @@ def progress_bar(run: RunConfig, progress: Progress) -> tqdm:
 class RunLog:
     """TensorBoard writer, progress bar and console line of one run, resumed at ``progress``.
 
-    ``evaluate`` is the learner's network as the search calls it, for the probe images.
+    ``evaluate`` is the learner's network as the search calls it (float32), for the probe images;
+    ``selfplay_path`` the evaluator whose path self-play runs (default ``evaluate``), for the
+    inference line and hparams.
     """
 
     def __init__(
-        self, run_dir: Path, run: RunConfig, progress: Progress, evaluate: NetworkEvaluator
+        self,
+        run_dir: Path,
+        run: RunConfig,
+        progress: Progress,
+        evaluate: NetworkEvaluator,
+        selfplay_path: NetworkEvaluator | None = None,
     ):
         self.run_dir, self.run, self.evaluate = run_dir, run, evaluate
+        self.selfplay_path = selfplay_path or evaluate
         game = run.game
         self.probes = [
             game.initial_state(),
@@ -135,14 +143,16 @@ class RunLog:
 
     def inference(self) -> None:
         """The run's first line: the inference path and, when ``auto`` chose it, why."""
-        choice, configured = self.evaluate.choice, self.run.selfplay.inference
+        choice, configured = self.selfplay_path.choice, self.run.selfplay.inference
         if choice is not None:
             tqdm.write(choice.summary())
             return
         pinned = (
             f", pinned by {PIN_ENV}" if configured == "auto" and os.environ.get(PIN_ENV) else ""
         )
-        tqdm.write(f"inference: {self.evaluate.backend} (selfplay.inference={configured}{pinned})")
+        tqdm.write(
+            f"inference: {self.selfplay_path.backend} (selfplay.inference={configured}{pinned})"
+        )
 
     def probe_images(self, iteration: int) -> None:
         """The network's policy and value on the fixed probe positions, as one image."""
@@ -173,7 +183,7 @@ class RunLog:
             "positions": progress.positions,
             "perfect": progress.perfect,
             "last_eval": progress.last_eval,
-            "inference": self.evaluate.backend,
+            "inference": self.selfplay_path.backend,
         }
         write_json(self.run_dir / "summary.json", summary)
         run = self.run
@@ -187,10 +197,11 @@ class RunLog:
             "batch_size": run.train.batch_size,
             "games_per_iteration": run.selfplay.games_per_iteration,
             "seed": run.seed,
-            "inference": self.evaluate.backend,
+            "inference": self.selfplay_path.backend,
         }
-        if self.evaluate.choice is not None:
-            hparams.update({f"inference_{k}": v for k, v in self.evaluate.choice.as_dict().items()})
+        if self.selfplay_path.choice is not None:
+            choice = self.selfplay_path.choice.as_dict()
+            hparams.update({f"inference_{k}": v for k, v in choice.items()})
         metrics = {f"final/{k}": v for k, v in flat_eval(progress.last_eval).items()}
         metrics["final/minutes"] = progress.seconds / 60
         self.writer.add_hparams(hparams, metrics, run_name=".")

@@ -41,6 +41,7 @@ from tqdm import tqdm
 
 from ultimate_rl.games import is_solvable, sample_positions
 from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
+from ultimate_rl.nn.evaluator import float32_path
 from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.train.checkpoints import RunCheckpoints
@@ -107,7 +108,7 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
     streaming = run.train.mode == "async"
     # selfplay.inference=auto: the path is chosen once, here, and every self-play evaluator of
     # the run takes it (actors on another device than the learner's choose their own)
-    evaluate = make_evaluator(
+    selfplay_path = make_evaluator(
         learner.model,
         device,
         backend=run.selfplay.inference,
@@ -115,14 +116,18 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
         batch_size=run.selfplay.evaluation_batch(run.search),
     )
     selfplay_settings = run.selfplay
-    if evaluate.choice is not None and resolve_device(run.selfplay.actor_device) == device:
-        selfplay_settings = replace(run.selfplay, inference=evaluate.backend)
+    if selfplay_path.choice is not None and resolve_device(run.selfplay.actor_device) == device:
+        selfplay_settings = replace(run.selfplay, inference=selfplay_path.backend)
     pool = SelfPlayPool(
         game_spec, learner.selfplay_model, run.search, selfplay_settings, device, run.ray, streaming
     )
+    # evaluation, gating and probe images judge the network in float32, whatever self-play runs:
+    # a reduced-precision path may flip a near tie, and "perfect play" must hold in float32
+    evaluate = make_evaluator(learner.model, device, backend=float32_path(device), precision="fp32")
     gating = Gating(run, learner, evaluate, device) if run.eval.gating.enabled else None
     evaluation = PeriodicEvaluation(run, evaluate, rating_hook, checkpoints.snapshot)
-    progress, log = learner.progress, RunLog(run_dir, run, learner.progress, evaluate)
+    progress = learner.progress
+    log = RunLog(run_dir, run, progress, evaluate, selfplay_path)
     log.inference()
 
     with StopRequest() as stop:
@@ -172,7 +177,7 @@ class Gating:
     ) -> None:
         self.run, self.candidate = run, candidate
         self.incumbent = make_evaluator(
-            learner.selfplay_model, device, backend=candidate.backend, game=run.game
+            learner.selfplay_model, device, backend=candidate.backend, precision="fp32"
         )
 
     def __call__(self, learner: Learner) -> dict[str, float]:
