@@ -44,6 +44,7 @@ from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
 from ultimate_rl.nn.evaluator import float32_path
 from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.parallel import SelfPlayPool
+from ultimate_rl.selfplay.worker import SelfPlaySettings
 from ultimate_rl.train.checkpoints import RunCheckpoints
 from ultimate_rl.train.config import ConfigError, RunConfig, TrainSection, check_config
 from ultimate_rl.train.evaluation import evaluate_network, gating_match, is_perfect
@@ -106,18 +107,7 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
     checkpoints.restore(learner)
     game_spec = {"name": run.game.name, "options": run.game_options}
     streaming = run.train.mode == "async"
-    # selfplay.inference=auto: the path is chosen once, here, and every self-play evaluator of
-    # the run takes it (actors on another device than the learner's choose their own)
-    selfplay_path = make_evaluator(
-        learner.model,
-        device,
-        backend=run.selfplay.inference,
-        game=run.game,
-        batch_size=run.selfplay.evaluation_batch(run.search),
-    )
-    selfplay_settings = run.selfplay
-    if selfplay_path.choice is not None and resolve_device(run.selfplay.actor_device) == device:
-        selfplay_settings = replace(run.selfplay, inference=selfplay_path.backend)
+    selfplay_path, selfplay_settings = choose_selfplay_path(run, learner, device)
     pool = SelfPlayPool(
         game_spec, learner.selfplay_model, run.search, selfplay_settings, device, run.ray, streaming
     )
@@ -166,6 +156,24 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
             log.close_bar()
             pool.close()
     return log.finish(progress)
+
+
+def choose_selfplay_path(
+    run: RunConfig, learner: Learner, device: torch.device
+) -> tuple[NetworkEvaluator, SelfPlaySettings]:
+    """``selfplay.inference=auto``: the path is chosen once, here, and every self-play evaluator
+    of the run takes it (actors on another device than the learner's choose their own)."""
+    chosen = make_evaluator(
+        learner.model,
+        device,
+        backend=run.selfplay.inference,
+        game=run.game,
+        batch_size=run.selfplay.evaluation_batch(run.search),
+    )
+    settings = run.selfplay
+    if chosen.choice is not None and resolve_device(run.selfplay.actor_device) == device:
+        settings = replace(run.selfplay, inference=chosen.backend)
+    return chosen, settings
 
 
 class Gating:
