@@ -8,6 +8,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from ultimate_rl.benchmarks import selfplay
+from ultimate_rl.nn import PATHS
 
 
 @pytest.mark.slow
@@ -18,11 +19,16 @@ def test_selfplay_suite_reports_every_figure():
         "selfplay_positions_per_s_torch",
         "selfplay_speedup",
         "selfplay_nn_time_fraction",
-        "nn_positions_per_s_torch",
-        "nn_positions_per_s_onnxruntime",
+        *(f"nn_positions_per_s_{p}_b{b}" for p in PATHS for b in (1, 64, 256)),
+        "numerics_torch_bf16_top_move_agreement",
+        "numerics_torch_bf16_max_value_difference",
+        "numerics_onnxruntime_int8_top_move_agreement",
+        "numerics_onnxruntime_int8_max_value_difference",
         "onnx_refresh_ms",
-        "agent_move_ms_torch",
-        "agent_move_ms_onnxruntime",
+        "int8_refresh_ms",
+        "agent_simulations_per_s",
+        "agent_simulations_per_s_baseline",
+        "agent_speedup",
         "agent_default_move_s_mean",
         "agent_default_move_s_max",
         "train_samples_per_s",
@@ -32,4 +38,6 @@ def test_selfplay_suite_reports_every_figure():
     for key in keys:
         assert math.isfinite(figures[key]) and figures[key] > 0, key
     assert figures["selfplay_nn_time_fraction"] <= 1.0
+    assert figures["selfplay_inference_path"] in PATHS and figures["agent_inference_path"] in PATHS
+    assert figures["numerics_positions"] == selfplay.NUMERICS_POSITIONS
     assert figures["agent_default_move_s_mean"] <= figures["agent_default_move_s_max"]
