@@ -94,7 +94,7 @@ class NetworkAgent(Agent):
                 **search_options,
             }
         )
-        self.stop_early = bool(stop_early) and self.temperature <= 0 and algorithm == "puct"
+        self.stop_early = bool(stop_early)  # the search applies it where it can (greedy PUCT)
         self.model = self.checkpoint.build_model(device).for_inference()  # play only: BN folded
         self.evaluate = make_evaluator(
             self.model,

@@ -112,13 +112,10 @@ def choose_path(
         rates = time_paths({name: build(name) for name in names}, probe, model, batch_size, seconds)
         _write_cache(key, rates)
     numerics: dict[str, Numerics] = {}
-    reference = None
     for name in sorted(names, key=lambda n: -rates[n]):
         evaluator = build(name)
         if name in REDUCED:
-            if reference is None:
-                reference = float32_outputs(model, probe.half(1).planes)
-            numerics[name] = path_numerics(evaluator, probe, reference)
+            numerics[name] = path_numerics(evaluator, probe, model)
             if not numerics[name].passes:
                 continue
         evaluator.choice = PathChoice(name, batch_size, dict(rates), numerics, cached)
@@ -126,16 +123,14 @@ def choose_path(
     raise AssertionError("the float32 paths always pass")  # pragma: no cover
 
 
-def path_numerics(
-    evaluator: NetworkEvaluator, probe: Probe, reference: tuple[np.ndarray, np.ndarray]
-) -> Numerics:
-    """The path's outputs on the probe's check half against float32's ``reference``; the int8
-    path reports the check its weight refresh made (a failed one has fallen back to float32)."""
+def path_numerics(evaluator: NetworkEvaluator, probe: Probe, model: PolicyValueNet) -> Numerics:
+    """The path's outputs on the probe's check half against float32's; the int8 path reports
+    the check its weight refresh made (a failed one has fallen back to float32)."""
     check = probe.half(1)
-    got = evaluator(check.planes, check.masks)
+    got = evaluator(check.planes, check.masks)  # the int8 path refreshes, and checks, here
     if isinstance(evaluator, OnnxInt8Evaluator):
         return evaluator.numerics
-    return compare(reference, got, check.masks)
+    return compare(float32_outputs(model, check.planes), got, check.masks)
 
 
 def time_paths(

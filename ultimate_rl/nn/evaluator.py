@@ -33,10 +33,6 @@ from ultimate_rl.nn.models import MASKED_LOGIT, PolicyValueNet
 from ultimate_rl.nn.numerics import Numerics, Probe, compare, probe_positions
 from ultimate_rl.nn.quantize import int8_graph
 
-PATHS: tuple[str, ...] = ("torch", "torch_bf16", "onnxruntime", "onnxruntime_int8")
-"""The inference paths by name (the module doc); ``selfplay.inference`` and the network agent's
-``inference`` take one of these or ``auto``."""
-BACKENDS: tuple[str, ...] = ("auto", *PATHS)
 PIN_ENV = "ULTIMATE_RL_INFERENCE"
 """An environment variable naming a path that ``auto`` then takes without measuring: the same
 path on every machine and run (the test suite pins ``onnxruntime`` this way)."""
@@ -177,7 +173,7 @@ class OnnxEvaluator(NetworkEvaluator):
 
     def refresh(self) -> None:
         """Exports the model's current weights into a new onnxruntime session."""
-        self._session = self._new_session(self._graph())
+        self._session = self._session_of_weights()
         self._version = self._weights_version()
 
     def _new_session(self, graph: bytes):  # -> onnxruntime.InferenceSession
@@ -188,9 +184,9 @@ class OnnxEvaluator(NetworkEvaluator):
             graph, options, providers=["CPUExecutionProvider"]
         )
 
-    def _graph(self) -> bytes:
-        """The ONNX model the session runs, of the model's current weights."""
-        return onnx_graph(self.model)
+    def _session_of_weights(self):  # -> onnxruntime.InferenceSession
+        """The session the path runs, of the model's current weights."""
+        return self._new_session(onnx_graph(self.model))
 
     def _weights_version(self) -> int:
         """Moves whenever a weight or buffer is written: each counter only grows."""
@@ -216,15 +212,15 @@ class OnnxInt8Evaluator(OnnxEvaluator):
     numerics: Numerics | None = None  # the last weight change's check
     fallbacks = 0  # weight versions that ran in float32
 
-    def _graph(self) -> bytes:
-        graph = int8_graph(self.model, self.probe.half(0).planes)
+    def _session_of_weights(self):  # -> onnxruntime.InferenceSession
+        session = self._new_session(int8_graph(self.model, self.probe.half(0).planes))
         check = self.probe.half(1)
-        got = self._new_session(graph).run(OUTPUT_NAMES, {INPUT_NAME: check.planes})
+        got = session.run(OUTPUT_NAMES, {INPUT_NAME: check.planes})
         self.numerics = compare(float32_outputs(self.model, check.planes), got, check.masks)
         if self.numerics.passes:
-            return graph
+            return session
         self.fallbacks += 1
-        return onnx_graph(self.model)
+        return super()._session_of_weights()
 
 
 def float32_path(device: torch.device) -> str:
@@ -239,22 +235,20 @@ def float32_outputs(model: PolicyValueNet, planes: np.ndarray) -> tuple[np.ndarr
     model.eval()
     try:
         with torch.inference_mode():
-            logits, values = InferenceNet(model)(torch.from_numpy(planes).to(_device_of(model)))
+            device = next(model.parameters()).device
+            logits, values = InferenceNet(model)(torch.from_numpy(planes).to(device))
     finally:
         model.train(was_training)
     return logits.float().cpu().numpy(), values.float().cpu().numpy()
 
 
-def _device_of(model: PolicyValueNet) -> torch.device:
-    return next(model.parameters()).device
-
-
 EVALUATORS: dict[str, type[NetworkEvaluator]] = {
-    "torch": NetworkEvaluator,
-    "torch_bf16": TorchBf16Evaluator,
-    "onnxruntime": OnnxEvaluator,
-    "onnxruntime_int8": OnnxInt8Evaluator,
+    e.backend: e for e in (NetworkEvaluator, TorchBf16Evaluator, OnnxEvaluator, OnnxInt8Evaluator)
 }
+PATHS: tuple[str, ...] = tuple(EVALUATORS)
+"""The inference paths by name (the module doc); ``selfplay.inference`` and the network agent's
+``inference`` take one of these or ``auto``."""
+BACKENDS: tuple[str, ...] = ("auto", *PATHS)
 
 
 def make_evaluator(

@@ -14,7 +14,7 @@ stated on real positions of the network's game (``Probe``, from random games):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -38,6 +38,9 @@ class Probe(NamedTuple):
         return Probe(self.planes[which::2], self.masks[which::2])
 
 
+_PROBES: dict[tuple, Probe] = {}  # probe_positions' results by game, options, count and seed
+
+
 def probe_positions(game: Game, count: int = PROBE_POSITIONS, seed: int = 0) -> Probe:
     """``count`` positions from random games of ``game`` (every ply of each game until there are
     enough: fast, unlike ``sample_positions``' one distinct ply per game). Kept per game and
@@ -54,9 +57,6 @@ def probe_positions(game: Game, count: int = PROBE_POSITIONS, seed: int = 0) -> 
                 state = game.apply(state, int(rng.choice(game.legal_actions(state))))
         _PROBES[key] = Probe(np.stack(planes).astype(np.float32), np.stack(masks))
     return _PROBES[key]
-
-
-_PROBES: dict[tuple, Probe] = {}
 
 
 @dataclass(frozen=True)
@@ -81,9 +81,6 @@ class Numerics:
             f"top move {self.top_move_agreement:.3f} (near-top {self.near_top_agreement:.3f}), "
             f"value diff max {self.max_value_difference:.3f} mean {self.mean_value_difference:.4f}"
         )
-
-    def as_dict(self) -> dict[str, float]:
-        return asdict(self)
 
 
 def compare(

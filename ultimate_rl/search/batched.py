@@ -133,7 +133,9 @@ class BatchedSearch:
         roots = self._algorithm.make_roots(
             self._forest, n, self.num_actions, cfg, add_noise, num_simulations, self._rng
         )
-        settled = self._algorithm.settled if stop_early else None
+        # the settled move is the most visited one: only a greedy choice (temperature 0) plays it
+        greedy = (temperatures <= 0).all()
+        settled = self._algorithm.settled if stop_early and greedy else None
         done, step_seconds, steps, step_done = roots.simulations_done, 0.0, 0, 0
         while done.min() < num_simulations:
             now = time.perf_counter()
