@@ -21,7 +21,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from ultimate_rl.evaluate import EvaluationError
 from ultimate_rl.evaluate.training import rating_hook
-from ultimate_rl.train import ConfigError, check_config, prepare_run, train
+from ultimate_rl.nn import CheckpointError
+from ultimate_rl.train import ConfigError, RunFolderError, check_config, prepare_run, train
 from ultimate_rl.train.run import RUN_DIR_RESOLVER, resumed_run_dir
 
 OmegaConf.register_new_resolver(RUN_DIR_RESOLVER, resumed_run_dir)  # used by hydra.run.dir
@@ -48,6 +49,9 @@ def main(cfg: DictConfig) -> None:
     except (ConfigError, EvaluationError) as err:
         print(f"config error: {err}", file=sys.stderr)
         sys.exit(2)
+    except (RunFolderError, CheckpointError) as err:  # a damaged, held or unwritable run folder
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(1)
     print(
         f"run folder: {run_dir}  (iterations {summary['iterations']}, "
         f"{summary['minutes']:.1f} min, perfect={summary['perfect']})"

@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ultimate_rl"
 
 LEVELS: dict[str, int] = {
     "_numba_cache": 0,  # process setup that every layer may use; imports nothing of ours
+    "faults": 0,  # failpoints for the fault-injection tests; imports nothing of ours
     "games": 1,
     "search": 2,
     "nn": 2,

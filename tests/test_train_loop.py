@@ -15,6 +15,7 @@ import pytest
 import torch
 from helpers import tiny_run_overrides
 
+from ultimate_rl.faults import FAULT_ENV
 from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.train import prepare_run, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
@@ -125,8 +126,9 @@ def test_resume_removes_temp_files_of_interrupted_saves_only(tmp_path: Path, cap
     assert checkpoint_iteration(tmp_path) == 2
 
 
-def start_run(run_dir: Path, *overrides: str) -> subprocess.Popen:
-    """``scripts/train.py`` in a subprocess; a resumed run takes its settings from its folder."""
+def start_run(run_dir: Path, *overrides: str, fault: str = "") -> subprocess.Popen:
+    """``scripts/train.py`` in a subprocess; a resumed run takes its settings from its folder.
+    ``fault`` plans failpoints (``ultimate_rl.faults``) in it."""
     settings = [] if "resume=true" in overrides else TINY
     command = [
         sys.executable,
@@ -135,7 +137,7 @@ def start_run(run_dir: Path, *overrides: str) -> subprocess.Popen:
         f"hydra.run.dir={run_dir}",
         *overrides,
     ]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", FAULT_ENV: fault}
     return subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

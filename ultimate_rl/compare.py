@@ -28,10 +28,10 @@ import yaml
 from ultimate_rl.evaluate.cli import ladder_without, settings_from_config
 from ultimate_rl.evaluate.ladder import Evaluation, evaluate_agents
 from ultimate_rl.games import Game, make
+from ultimate_rl.train.checkpoints import CHECKPOINT, has_checkpoint
 
 TRAIN_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
 FINISHED = "summary.json"  # written by a training run when it ends
-CHECKPOINT = Path("checkpoints") / "latest.pt"
 Z95 = 1.959964
 
 
@@ -89,7 +89,7 @@ def train_command(comparison: Comparison, recipe: str, seed: int, folder: Path) 
     """``scripts/train.py`` for one run: a new one, or the resume of an interrupted one (whose
     saved config already holds the recipe; its summed training time keeps the budget)."""
     command = [sys.executable, str(TRAIN_SCRIPT), f"hydra.run.dir={folder}"]
-    if (folder / CHECKPOINT).is_file():
+    if has_checkpoint(folder):
         return [*command, f"resume={folder}"]
     budget = [f"seed={seed}", f"train.max_minutes={comparison.minutes}"]
     return [*command, *comparison.base, *comparison.recipes[recipe], *budget]

@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 
+from ultimate_rl.faults import failpoint
+
 # mkstemp's alphabet and length, so the pattern also matches temp files of earlier versions
 _TOKEN_CHARS = string.ascii_lowercase + string.digits + "_"
 _TOKEN_LENGTH = 8
@@ -36,6 +38,7 @@ def save_atomically(payload: Any, path: str | os.PathLike) -> Path:
     try:
         with os.fdopen(os.open(temp, flags, 0o666), "wb") as handle:
             torch.save(payload, handle)
+            failpoint("checkpoint_write")  # tests: a kill or a full disk before the rename
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, path)

@@ -35,6 +35,10 @@ class CheckpointNotFoundError(CheckpointError, FileNotFoundError):
     """No file at the checkpoint path."""
 
 
+class DamagedCheckpointError(CheckpointError):
+    """A file that ``torch.load`` cannot read: cut short, overwritten, or not a torch file."""
+
+
 class WrongGameError(CheckpointError):
     """A checkpoint trained for a different game than the one asked for."""
 
@@ -152,7 +156,7 @@ def read_payload(path: Path, what: str = "checkpoint") -> Any:
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # torch.load fails in many ways on a bad file; all mean "unreadable"
-        raise CheckpointError(
+        raise DamagedCheckpointError(
             f"{path} is damaged or not a torch checkpoint ({type(err).__name__}: "
             f"{str(err).splitlines()[0] if str(err) else 'no detail'}); use another checkpoint"
         ) from err

@@ -1,8 +1,17 @@
 """The training loop: self-play -> replay -> optimise -> checkpoint -> evaluate (see ``loop``)."""
 
+from ultimate_rl.train.checkpoints import RunFolderError
 from ultimate_rl.train.config import ConfigError, RunConfig, check_config
 from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.loop import train
 from ultimate_rl.train.run import prepare_run
 
-__all__ = ["ConfigError", "Learner", "RunConfig", "check_config", "prepare_run", "train"]
+__all__ = [
+    "ConfigError",
+    "Learner",
+    "RunConfig",
+    "RunFolderError",
+    "check_config",
+    "prepare_run",
+    "train",
+]

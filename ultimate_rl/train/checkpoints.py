@@ -4,22 +4,45 @@
 ``ultimate_rl.nn.checkpoint`` (model weights and optimiser state in their own fields; progress,
 replay buffer, RNG streams, the gated self-play weights and the run's config in ``extra``), so
 run folders written before the ``Learner`` existed resume unchanged. ``checkpoints/iter_N.pt``
-holds the model alone: what agents and the evaluator load. Every file is written atomically.
+holds the model with the progress counters and random streams: what agents and the evaluator
+load, and the fallback resume point. Every file is written atomically.
+
+What survives what: a kill at any moment leaves the last complete checkpoint (a save it
+interrupted leaves only a temp file, removed at the next start). A ``latest.pt`` damaged on
+disk, or missing, is moved aside (never deleted) and the run resumes from the newest intact
+snapshot, which lacks only the optimiser's moments and the replay buffer (self-play refills it);
+the message says what was lost. A write that fails (a full disk) stops the run with the
+previous checkpoint intact.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
+import time
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from ultimate_rl.nn import load_checkpoint, save_checkpoint
+from ultimate_rl.nn import (
+    CheckpointError,
+    CheckpointNotFoundError,
+    DamagedCheckpointError,
+    load_checkpoint,
+    save_checkpoint,
+)
 from ultimate_rl.nn.atomic import remove_stale_temp_files
 from ultimate_rl.train.config import RunConfig, TrainSection
 from ultimate_rl.train.learner import Learner
+from ultimate_rl.train.logs import write_json
 
 CHECKPOINT = "checkpoints/latest.pt"
+RECORD = "latest.json"  # beside latest.pt: its iteration, step and replay size
+
+
+class RunFolderError(RuntimeError):
+    """A run folder that cannot be resumed or written as asked; the message names the fix."""
 
 
 class RunCheckpoints:
@@ -34,15 +57,20 @@ class RunCheckpoints:
 
     def restore(self, learner: Learner) -> None:
         """Removes the temp files of saves a kill interrupted, then loads the resume point into
-        ``learner`` if the run has one; a new run starts from ``train.init_from`` if set."""
+        ``learner`` if the run has one (the newest intact snapshot when ``latest.pt`` is damaged
+        or missing); a new run starts from ``train.init_from`` if set."""
         for leftover in remove_stale_temp_files(self.folder):
             tqdm.write(f"removed {leftover}: the temp file of a save that a kill interrupted")
-        if not self.latest.exists():
+        if not has_checkpoint(self.run_dir):
             if self.run.train.init_from:
                 learner.init_weights(self.run.train.init_from)
                 tqdm.write(f"starting from the weights of {self.run.train.init_from}")
             return
-        checkpoint = load_checkpoint(self.latest, expected_game=self.run.game)
+        try:
+            checkpoint = load_checkpoint(self.latest, expected_game=self.run.game)
+        except (DamagedCheckpointError, CheckpointNotFoundError) as err:
+            self._restore_snapshot(learner, err)
+            return
         state = {
             **checkpoint.extra,
             "model": checkpoint.model_state,
@@ -54,28 +82,77 @@ class RunCheckpoints:
             f"resumed {self.run_dir} at iteration {progress.iteration}, step {progress.step}"
         )
 
+    def _restore_snapshot(self, learner: Learner, problem: CheckpointError) -> None:
+        """``latest.pt`` is unusable: moves it (and any damaged snapshot) aside and resumes from
+        the newest intact snapshot, saying what was lost; none intact is a ``RunFolderError``."""
+        notes = [f"{self.latest.name} is missing"]
+        if isinstance(problem, DamagedCheckpointError):
+            notes = [f"{self.latest.name} is damaged; moved it to {move_aside(self.latest)}"]
+        lost = saved_record(self.folder)
+        for path in sorted(self.folder.glob("iter_*.pt"), reverse=True):
+            try:
+                snapshot = load_checkpoint(path, expected_game=self.run.game)
+            except DamagedCheckpointError:
+                notes.append(f"{path.name} is damaged too; moved it to {move_aside(path)}")
+                continue
+            learner.resume_from_snapshot(snapshot.model_state, snapshot.step, snapshot.extra)
+            progress = learner.progress
+            behind = lost.get("iteration", progress.iteration) - progress.iteration
+            tqdm.write(
+                f"{'; '.join(notes)}. Resumed {self.run_dir} from {path.name} at iteration "
+                f"{progress.iteration}, step {progress.step}; lost: "
+                + (f"{behind} iteration(s), " if behind > 0 else "")
+                + f"the optimiser's moments and the replay buffer ({lost.get('replay', '?')} "
+                "positions; self-play refills it)"
+            )
+            return
+        raise RunFolderError(
+            f"no intact checkpoint in {self.folder} ({'; '.join(notes)}): start a new run in "
+            "another folder (hydra.run.dir=...), or put back a copy of latest.pt"
+        )
+
     def save(self, learner: Learner) -> None:
-        """The resume point (everything, the gated self-play weights too), then a numbered model
-        snapshot; older snapshots beyond ``train.keep_checkpoints`` are pruned."""
+        """The resume point (everything, the gated self-play weights too), a record of what it
+        holds (``latest.json``, which says what a damaged one lost), then a numbered snapshot;
+        older snapshots beyond ``train.keep_checkpoints`` are pruned. A failed write (a full
+        disk) is a ``RunFolderError`` that says which checkpoint is intact."""
         state = learner.state_dict()
         del state["model"]  # save_checkpoint stores the model's weights from the model itself
-        save_checkpoint(
-            self.latest,
-            optimizer_state=state.pop("optimizer"),
-            extra={**state, "config": self.config},
-            **self._fields(learner),
-        )
-        self.snapshot(learner)
+        try:
+            save_checkpoint(
+                self.latest,
+                optimizer_state=state.pop("optimizer"),
+                extra={**state, "config": self.config},
+                **self._fields(learner),
+            )
+        except OSError as err:
+            raise self._write_error(self.latest, err, "the previous") from None
+        progress = learner.progress
+        record = {"iteration": progress.iteration, "step": progress.step}
+        write_json(self.folder / RECORD, {**record, "replay": len(learner.replay)})
+        try:
+            self.snapshot(learner)
+        except OSError as err:
+            raise self._write_error(self.folder / "iter_N.pt", err, "this iteration's") from None
         prune_snapshots(self.folder, self.run.train)
 
+    def _write_error(self, path: Path, err: OSError, which: str) -> RunFolderError:
+        reason = err.strerror or str(err)
+        return RunFolderError(
+            f"could not write {path.name} in {self.folder}: {reason}; {which} {self.latest.name} "
+            f"is intact. Free some space, then resume with resume={self.run_dir}"
+        )
+
     def snapshot(self, learner: Learner) -> Path:
-        """The model alone as ``checkpoints/iter_N.pt`` (what agents and the evaluator load)."""
+        """The model as ``checkpoints/iter_N.pt`` (what agents and the evaluator load), with the
+        progress and random streams, so a run whose ``latest.pt`` is lost resumes from it."""
         path = self.folder / f"iter_{learner.progress.iteration:05d}.pt"
         save_checkpoint(
             path,
             extra={
                 "iteration": learner.progress.iteration,
                 "minutes": learner.progress.seconds / 60,  # for a strength-by-minute curve
+                **learner.counters(),
             },
             **self._fields(learner),
         )
@@ -102,3 +179,31 @@ def prune_snapshots(folder: Path, train: TrainSection) -> None:
     ]
     for old in snapshots[: max(len(snapshots) - train.keep_checkpoints, 0)]:
         old.unlink(missing_ok=True)
+
+
+def has_checkpoint(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run to resume: ``latest.pt`` or, should that be lost, a
+    numbered snapshot."""
+    folder = (run_dir / CHECKPOINT).parent
+    return (run_dir / CHECKPOINT).is_file() or any(folder.glob("iter_*.pt"))
+
+
+def move_aside(path: Path) -> Path:
+    """Renames a damaged file to ``NAME.damaged-TIME`` beside it (kept for a post-mortem,
+    never deleted); returns the new path."""
+    target = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    for n in itertools.count(1):
+        if not target.exists():
+            break
+        target = target.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+    path.rename(target)
+    return target
+
+
+def saved_record(folder: Path) -> dict[str, Any]:
+    """``latest.json``: what the last saved ``latest.pt`` held (empty if unreadable)."""
+    try:
+        record = json.loads((folder / RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ultimate_rl.agents.match import BatchPlayer, play_games
+from ultimate_rl.faults import failpoint
 from ultimate_rl.games import Game, kernels, layout, random_opening, solve
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
@@ -203,6 +204,7 @@ def evaluate_network(
     player = NetworkPlayer(game, evaluate, int(cfg.num_simulations), search)
     report: dict[str, Any] = {}
     for index, name in enumerate(cfg.opponents):
+        failpoint("evaluation")  # tests: a kill between two evaluation matches
         opponent = make_opponent(game, name, cfg, seed + index)
         report[name] = batched_match(game, player.actions, opponent, int(cfg.games)).as_dict()
         if name == "perfect":

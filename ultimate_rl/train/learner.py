@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
+from ultimate_rl.faults import failpoint
 from ultimate_rl.nn import autocast, build_model
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import training_precision
@@ -212,6 +213,7 @@ class Learner:
             batch = self.replay.sample(self.run.train.batch_size, self.rng, symmetries)
             if self.run.optim.value_target_q_weight > 0:
                 batch = mix_value_targets(batch, self.run.optim.value_target_q_weight)
+            failpoint("optimiser")  # tests: a kill between two optimiser steps
             for key, value in self._step(channels_last(batch.to_torch(self.device))).items():
                 sums[key] = sums.get(key, 0.0) + value
             self.progress.step += 1
@@ -266,13 +268,35 @@ class Learner:
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
-            "progress": json.loads(json.dumps(asdict(self.progress))),
             "replay": self.replay.state_dict(),
-            "rng": {"numpy": self.rng.bit_generator.state, "torch": torch.get_rng_state()},
+            **self.counters(),
         }
         if self.selfplay_model is not self.model:
             state["selfplay_model"] = self.selfplay_model.state_dict()
         return state
+
+    def counters(self) -> dict[str, Any]:
+        """The progress counters and random streams (small; numbered snapshots carry them)."""
+        return {
+            "progress": json.loads(json.dumps(asdict(self.progress))),
+            "rng": {"numpy": self.rng.bit_generator.state, "torch": torch.get_rng_state()},
+        }
+
+    def resume_from_snapshot(
+        self, model_state: dict[str, torch.Tensor], step: int, extra: dict[str, Any]
+    ) -> None:
+        """Resumes from a numbered snapshot (its ``latest.pt`` lost): the weights, and the
+        counters and random streams where the snapshot has them (older ones hold the iteration
+        and minutes only); the optimiser and replay buffer stay fresh."""
+        self.model.load_state_dict(model_state)
+        self.selfplay_model.load_state_dict(model_state)
+        if "progress" in extra:
+            self.progress = Progress(**extra["progress"])
+            self.rng.bit_generator.state = extra["rng"]["numpy"]
+            torch.set_rng_state(extra["rng"]["torch"])
+        else:
+            seconds = 60 * float(extra.get("minutes", 0.0))
+            self.progress = Progress(int(extra.get("iteration", 0)), step, seconds)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restores ``state_dict()`` output into this freshly built learner.

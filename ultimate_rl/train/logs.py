@@ -18,6 +18,7 @@ import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
+from ultimate_rl.faults import failpoint
 from ultimate_rl.games import kernels, sample_positions
 from ultimate_rl.nn import NetworkEvaluator
 from ultimate_rl.nn.evaluator import PIN_ENV
@@ -116,6 +117,7 @@ class RunLog:
         }
         for tag, value in scalars.items():
             self.writer.add_scalar(tag, value, i)
+        failpoint("tensorboard")  # tests: a kill with the iteration's scalars unflushed
         self.writer.flush()
         every = self.run.train.probe_image_every
         if every and i % every == 0:

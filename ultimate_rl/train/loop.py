@@ -22,8 +22,10 @@ It stops at ``train.iterations``, after ``train.max_minutes`` (summed over resum
 play is perfect (``train.stop_when_perfect``, solved games), or on Ctrl-C / SIGTERM, always after
 saving a checkpoint (self-play workers ignore those signals: the learner stops them). A run
 killed outright (SIGKILL) resumes from its last checkpoint, so it loses at most the iteration in
-progress (``train.checkpoint_every=1``); the temp file of a save it interrupted is removed when
-the run starts again. A self-play worker killed outright is replaced and its games replayed.
+progress (``train.checkpoint_every=1``) and then goes on as if never killed; the temp file of a
+save it interrupted is removed when the run starts again. A self-play worker killed outright is
+replaced and its games replayed. A damaged ``latest.pt``, a full disk and a second run on the
+folder: ``train.checkpoints`` and ``train.run``. ``tests/test_train_faults.py`` injects each.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from ultimate_rl.train.config import ConfigError, RunConfig, TrainSection, check
 from ultimate_rl.train.evaluation import evaluate_network, gating_match, is_perfect
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, RunLog
+from ultimate_rl.train.run import RunFolderLock
 from ultimate_rl.train.selfplay import make_selfplay
 from ultimate_rl.train.warm_start import warm_start, warm_start_due
 
@@ -99,8 +102,15 @@ def train(cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None = None)
         )
     if run.train.threads:
         torch.set_num_threads(run.train.threads)
+    with RunFolderLock(run_dir):  # before any write: a second run on the folder is refused
+        return train_in_folder(run, cfg, run_dir, rating_hook)
+
+
+def train_in_folder(
+    run: RunConfig, cfg: DictConfig, run_dir: Path, rating_hook: RatingHook | None
+) -> dict[str, Any]:
+    """``train``'s work, with the run folder held."""
     device = resolve_device(run.device)
-    run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     learner = Learner(run, device)
     checkpoints = RunCheckpoints(run_dir, run, OmegaConf.to_container(cfg, resolve=True))

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ultimate_rl.faults import failpoint
 from ultimate_rl.selfplay.actor import Result
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.worker import SelfPlayStats
@@ -45,6 +46,7 @@ class Rounds:
     def __call__(self, should_stop: StopCheck) -> Collected:
         run, learner = self.run, self.learner
         data = self.pool.play(run.selfplay.games_per_iteration, learner.next_seed())
+        failpoint("selfplay")  # tests: a kill with the round's games played, not yet stored
         learner.add(data)
         if not learner.ready:
             return Collected(data.stats, {})
@@ -88,6 +90,7 @@ class Stream:
         while games < self.run.selfplay.games_per_iteration and not should_stop():
             may_train = learner.ready and self.allowed_steps() > 0
             done = self.pool.poll(0.0 if may_train else 0.2)
+            failpoint("selfplay")
             depths += [len(done)] if done else []
             for result in done:
                 learner.add(result.data)
