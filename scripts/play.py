@@ -49,7 +49,8 @@ def levels_for(cfg: DictConfig, db: Database) -> tuple[Game, list[Level], str | 
 
 
 def run(cfg: DictConfig) -> None:
-    db = Database(cfg.db or default_db_path())
+    # the web server keeps the file to itself: a second one would serve stale copies of its games
+    db = Database(cfg.db or default_db_path(), exclusive=cfg.ui == "web")
     game, levels, default = levels_for(cfg, db)
     service = PlayService(game, levels, db, default_level=default, cache_size=cfg.max_games)
     if cfg.ui == "web":

@@ -42,36 +42,16 @@ class SeededRandomAgent:
 RANDOM_RATING = 600.0  # the tests' own rating for the random level, so rated play works
 
 
-class Server:
-    """A play server on 127.0.0.1 with a free port, serving in a thread.
+class ApiClient:
+    """Calls a play server's JSON API at ``url``.
 
     ``call`` adds the play token of games it created to move and resign requests unless
     ``auth=False`` (the token tests send their own, or none).
     """
 
-    def __init__(
-        self,
-        game_name: str,
-        agent: Any = None,
-        *,
-        db: str | Path = ":memory:",
-        levels: list[Level] | None = None,
-        clock: Any = time.time,
-        cache_size: int = 8,
-        read_timeout: float = 10.0,
-    ) -> None:
-        levels = levels or [Level("random", "random", built=agent, rating=RANDOM_RATING)]
-        self.database = Database(db)
-        self.service = PlayService(
-            make(game_name), levels, self.database, clock=clock, cache_size=cache_size
-        )
-        self.app = WebPlay(self.service, read_timeout=read_timeout)
-        self.httpd = make_server(self.app, "127.0.0.1", 0)
-        self.port = self.httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(self, url: str) -> None:
+        self.url = url
         self.tokens: dict[str, str] = {}
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
 
     def call(
         self,
@@ -96,6 +76,33 @@ class Server:
         if path == "/api/games" and status == 201:
             self.tokens[answer["id"]] = answer["token"]
         return status, answer
+
+
+class Server(ApiClient):
+    """A play server on 127.0.0.1 with a free port, serving in a thread."""
+
+    def __init__(
+        self,
+        game_name: str,
+        agent: Any = None,
+        *,
+        db: str | Path = ":memory:",
+        levels: list[Level] | None = None,
+        clock: Any = time.time,
+        cache_size: int = 8,
+        read_timeout: float = 10.0,
+    ) -> None:
+        levels = levels or [Level("random", "random", built=agent, rating=RANDOM_RATING)]
+        self.database = Database(db)
+        self.service = PlayService(
+            make(game_name), levels, self.database, clock=clock, cache_size=cache_size
+        )
+        self.app = WebPlay(self.service, read_timeout=read_timeout)
+        self.httpd = make_server(self.app, "127.0.0.1", 0)
+        self.port = self.httpd.server_address[1]
+        super().__init__(f"http://127.0.0.1:{self.port}")
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -3,7 +3,9 @@
 Concurrency: one ``Condition`` per game guards it (moves, resigns, clock checks, saves); the
 agent thinks in a worker thread that holds only its level's lock, so reads of this and every other
 game go on meanwhile; watchers long-poll on the game's condition (``?after=VERSION``) and wake on
-the next change or when the person's clock runs out. The service's cache is guarded by one lock.
+the next change or when the person's clock runs out. The service's cache is guarded by one lock,
+and keeps every game a request holds (``_held``), so there is never a second copy of a game in
+memory whose saves would overwrite the first's.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -33,11 +37,20 @@ class WebPlay:
         self._lock = threading.Lock()
         self._conditions: dict[str, threading.Condition] = {}
 
-    def _open(self, game_id: str) -> tuple[GameRecord, threading.Condition]:
+    @contextmanager
+    def _held(self, game_id: str) -> Iterator[tuple[GameRecord, threading.Condition]]:
+        """The game and its condition, kept in the service's memory while the request holds it:
+        were it dropped, the next request would load a second copy of the game and each copy's
+        saves would overwrite the other's moves."""
         with self._lock:
             record = self.service.load(game_id)
             condition = self._conditions.setdefault(game_id, threading.Condition())
-            return record, condition
+            record.users += 1
+        try:
+            yield record, condition
+        finally:
+            with self._lock:
+                record.users -= 1
 
     def _json(self, record: GameRecord) -> dict[str, Any]:
         return {
@@ -67,15 +80,14 @@ class WebPlay:
         if level is not None and not isinstance(level, str):
             raise PlayError(400, "'level' must be a level's name, see /api/info")
         with self._lock:
-            record = self.service.create(
+            created = self.service.create(
                 human,
                 level=level,
                 turn_seconds=turn_seconds,
                 rated=rated,
                 player=body.get("player"),
             )
-            condition = self._conditions.setdefault(record.id, threading.Condition())
-        with condition:
+        with self._held(created.id) as (record, condition), condition:
             self._start_agent(record, condition)
             self._wait_for_agent(record, condition, body)
             return {
@@ -87,9 +99,8 @@ class WebPlay:
 
     def get_game(self, game_id: str, after: int | None = None) -> dict[str, Any]:
         """The game; with ``after``, waits until its version differs (or a while passes)."""
-        record, condition = self._open(game_id)
         clock = self.service.clock
-        with condition:
+        with self._held(game_id) as (record, condition), condition:
             self.service.refresh_clock(record)
             self._start_agent(record, condition)  # e.g. the agent's turn when the server stopped
             end = time.monotonic() + LONG_POLL_SECONDS
@@ -103,8 +114,7 @@ class WebPlay:
             return self._json(record)
 
     def move(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        record, condition = self._open(game_id)
-        with condition:
+        with self._held(game_id) as (record, condition), condition:
             self.service.check_token(record, body.get("token"))
             self.service.refresh_clock(record)
             match = record.match
@@ -150,8 +160,7 @@ class WebPlay:
         return action
 
     def resign(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        record, condition = self._open(game_id)
-        with condition:
+        with self._held(game_id) as (record, condition), condition:
             self.service.check_token(record, body.get("token"))
             self.service.resign(record)
             condition.notify_all()
@@ -185,46 +194,47 @@ class WebPlay:
             traceback.print_exc(file=sys.stderr)
             decision = None
         with condition:
-            record.thinking = False
-            if decision is None or not self.service.agent_plays(record, ply, decision):
-                record.version += 1  # wake the waiters all the same
-            condition.notify_all()
+            try:
+                if decision is None or not self.service.agent_plays(record, ply, decision):
+                    record.version += 1  # wake the waiters all the same
+            finally:  # only now may the cache drop the record: the move is saved
+                record.thinking = False
+                condition.notify_all()
 
     def analysis(self, game_id: str) -> dict[str, Any]:
         """The level's policy and value for the position (not during a rated game)."""
-        record, condition = self._open(game_id)
-        with condition:
-            match = record.match
-            if match.over:
-                raise PlayError(409, "the game is over; nothing to analyse (see its review)")
-            if record.rated:
-                raise PlayError(403, "no analysis during a rated game")
-            state, ply = match.state.copy(), len(match.actions)
-            to_move = match.to_move
-        analysis = self.service.analyse_position(record, state)
+        with self._held(game_id) as (record, condition):
+            with condition:
+                match = record.match
+                if match.over:
+                    raise PlayError(409, "the game is over; nothing to analyse (see its review)")
+                if record.rated:
+                    raise PlayError(403, "no analysis during a rated game")
+                state, ply = match.state.copy(), len(match.actions)
+                to_move = match.to_move
+            analysis = self.service.analyse_position(record, state)
         return {"id": game_id, "to_move": to_move, "moves": ply, **analysis}
 
     def review(self, game_id: str) -> dict[str, Any]:
         """The finished game move by move with the agent's value and preferred move."""
-        record, condition = self._open(game_id)
-        with condition:
-            missing = self.service.review_missing(record)
-        found = self.service.analyse_plies(record, missing)  # slow: without the game's lock
-        with condition:
-            self.service.add_reviews(record, found)
-            return self.service.review(record)
+        with self._held(game_id) as (record, condition):
+            with condition:
+                missing = self.service.review_missing(record)
+            found = self.service.analyse_plies(record, missing)  # slow: without the game's lock
+            with condition:
+                self.service.add_reviews(record, found)
+                return self.service.review(record)
 
     def end_expired_games(self) -> None:
         """Ends on time the games whose clock ran out unread, so ratings never wait for a read
         (a player cannot dodge a loss by closing the page)."""
         for game_id in self.service.db.expired_games(self.service.clock()):
             try:
-                record, condition = self._open(game_id)
+                with self._held(game_id) as (record, condition), condition:
+                    self.service.refresh_clock(record)
+                    condition.notify_all()
             except PlayError:  # another game's row (another game type in the same file)
                 continue
-            with condition:
-                self.service.refresh_clock(record)
-                condition.notify_all()
 
     def player(self, name: str) -> dict[str, Any]:
         self.end_expired_games()

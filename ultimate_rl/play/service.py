@@ -90,6 +90,12 @@ class GameRecord:
     rating_change: dict[str, Any] | None = None
     version: int = 0  # bumped on every change, so watchers wait for the next one
     thinking: bool = False  # the agent is choosing a move (web: in a worker thread)
+    users: int = 0  # requests holding the record (web): it stays in memory meanwhile
+
+    @property
+    def busy(self) -> bool:
+        """Whether someone holds the record: dropping it from memory would make a second copy."""
+        return self.thinking or self.users > 0
 
 
 class PlayService:
@@ -197,7 +203,7 @@ class PlayService:
         self._cache[record.id] = record
         while len(self._cache) > self.cache_size:
             oldest = next(iter(self._cache))
-            if self._cache[oldest].thinking:  # a worker still holds it: keep it
+            if self._cache[oldest].busy:  # a request or a worker still holds it: keep it
                 self._cache.move_to_end(oldest)
                 break
             self._cache.popitem(last=False)

@@ -4,8 +4,21 @@ A game is one row holding its settings and move list as JSON, so a restarted ser
 ``scripts/play.py resume=ID``) rebuilds it exactly. A player is a name with an Elo per game (the
 ratings of uttt and 4x4 tic-tac-toe mean different things). One connection serves every thread
 behind one lock: SQLite allows one writer at a time anyway, and each call is a few milliseconds.
-A finished rated game is saved and its rating change applied in the same transaction, so a crash
-can neither lose nor double a rating update.
+
+What survives what:
+
+- A process killed at any moment (SIGKILL included): every change is one transaction, committed
+  before the caller answers anyone, so a move someone was told about is in the file, and a
+  half-made change is rolled back on the next open. A finished rated game is saved and its
+  rating change applied in the same transaction (and the service rates only a game whose stored
+  record has no change yet), so no crash can lose or double a rating update.
+- A damaged file, or one that is not a database: ``Database`` checks it when it opens it (a full
+  read, ``PRAGMA quick_check``) and refuses it with ``UnusableDatabase``; it never writes to it,
+  replaces it or deletes it.
+- A file another process holds: refused at open within ``LOCK_WAIT_SECONDS``, not when the first
+  request comes. The web server opens with ``exclusive=True`` and keeps the file to itself, so a
+  second server (or a terminal game) on the same file is refused rather than serving its own
+  stale copies of the same games.
 """
 
 from __future__ import annotations
@@ -31,6 +44,19 @@ CREATE TABLE IF NOT EXISTS players (
     PRIMARY KEY (game, name));
 """
 SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
+LOCK_WAIT_SECONDS = 1.0  # how long opening waits for another process's lock before refusing
+BUSY_SECONDS = 5.0  # how long a query waits for another process's lock (non-exclusive use)
+_BUSY = {"SQLITE_BUSY", "SQLITE_LOCKED"}
+_DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
+
+
+class UnusableDatabase(OSError):
+    """The play database cannot be used as it is: one line naming the file, the problem and
+    the fix (the command line prints it as it is)."""
+
+
+class _Damaged(sqlite3.DatabaseError):
+    """``PRAGMA quick_check`` found damage that SQLite itself did not stop at."""
 
 
 def default_db_path() -> Path:
@@ -48,17 +74,35 @@ def elo_update(rating: float, opponent: float, score: float, k: float = K_FACTOR
 class Database:
     """The play site's SQLite file (``":memory:"`` for a session that keeps nothing)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, exclusive: bool = False) -> None:
+        """Opens and checks the file now (a damaged or locked one fails here, before any game
+        is served); ``exclusive`` holds it until ``close`` so no other process can use it."""
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self.path = str(path)
         self._lock = threading.Lock()
         try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
+            self._db = sqlite3.connect(
+                self.path, check_same_thread=False, isolation_level=None, timeout=LOCK_WAIT_SECONDS
+            )
         except sqlite3.DatabaseError as err:
-            raise OSError(f"cannot use {self.path} as the play database: {err}") from None
+            raise _unusable(self.path, err) from None
+        try:
+            self._open(exclusive)
+        except sqlite3.DatabaseError as err:
+            self._db.close()
+            raise _unusable(self.path, err) from None
+
+    def _open(self, exclusive: bool) -> None:
+        """Reads the whole file before writing to it: a damaged one is refused untouched."""
+        if exclusive:
+            self._db.execute("PRAGMA locking_mode=EXCLUSIVE")
+        problems = [row[0] for row in self._db.execute("PRAGMA quick_check").fetchall()]
+        if problems != ["ok"]:
+            raise _Damaged(" ".join(" ".join(problems).split())[:200])
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")  # takes the write lock now
+        self._db.execute(f"PRAGMA busy_timeout={int(BUSY_SECONDS * 1000)}")
 
     def close(self) -> None:
         with self._lock:
@@ -146,6 +190,22 @@ class Database:
                 (key, limit),
             ).fetchall()
         return [_player_json(row) for row in rows]
+
+
+def _unusable(path: str, err: sqlite3.DatabaseError) -> UnusableDatabase:
+    """The error for a file SQLite refused, with what to do about it."""
+    name = getattr(err, "sqlite_errorname", None)
+    if name in _BUSY:
+        return UnusableDatabase(
+            f"the play database {path} is in use by another process (another play server or "
+            f"terminal game): stop that one first, or give this one its own file with db=..."
+        )
+    if name in _DAMAGED or isinstance(err, _Damaged):
+        return UnusableDatabase(
+            f"the play database {path} is damaged ({err}); it was left as it is: move it aside "
+            f"(mv {path} {path}.damaged) to start a new one, or restore it from a backup"
+        )
+    return UnusableDatabase(f"cannot use {path} as the play database: {err}")
 
 
 def _player_json(row: tuple[Any, ...]) -> dict[str, Any]:

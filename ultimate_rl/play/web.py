@@ -5,6 +5,12 @@ dependency, and the server stays simple to audit. It listens on 127.0.0.1 unless
 serves only a fixed list of static files, bounds request bodies (size, nesting, and the time they
 may take to arrive) and validates every move; agent moves are computed here, never in the page.
 
+Killed at any moment (SIGKILL included) and restarted on the same database, the server goes on
+from what it last answered: a change is committed before it is answered (``store``), the agent's
+move it was thinking about is made when the game is next read, a clock that ran out meanwhile
+ends its game once, and a page that resends a move (``"ply"``) gets a 409, never the move twice.
+A damaged or locked database stops it at start-up with one line saying what to do.
+
 API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
 
 - ``GET  /api/info``                      the game, its rules, the levels and their ratings
@@ -243,11 +249,16 @@ def make_server(app: WebPlay, host: str = "127.0.0.1", port: int = 8000) -> Thre
     return PlayServer((host, port), make_handler(app))
 
 
+def announce(text: str) -> None:
+    """Prints at once: a supervisor or a log reading the server's output sees it when it happens."""
+    print(text, flush=True)
+
+
 def serve(
     app: WebPlay,
     host: str = "127.0.0.1",
     port: int = 8000,
-    on_ready: Callable[[str], None] = print,
+    on_ready: Callable[[str], None] = announce,
 ) -> None:
     """Serves until Ctrl-C; ``on_ready`` gets the page's address."""
     with make_server(app, host, port) as server:
