@@ -1,4 +1,5 @@
-"""Every command in README.md's code blocks runs, so the README cannot rot unnoticed.
+"""Every command in the code blocks of README.md and of the docs site (``docs/``) runs, so
+neither can rot unnoticed.
 
 Each shell command is mapped to a quick variant by a rule for its program (``RULES``): the same
 command with small budgets appended (Hydra lets a later override win), ``--help`` for a server,
@@ -8,7 +9,10 @@ scripted input for interactive play, or a skip with its reason (``SKIPPED``). Ex
 a scratch folder that holds what the README's paths expect (the shipped agent, a copy of its
 evaluation games), so nothing in the repository changes. The python blocks run in order, as one
 script. The default suite runs one quick command per script and composes every command's
-config; the commands that stay long even at these budgets run with ``pytest -m slow``.
+config; the commands that stay long even at these budgets run with ``pytest -m slow``. Each
+page's python blocks run in order, as one script per page. The experiment records
+(``docs/experiments/``) hold the commands as they ran on their machine (its paths, shell
+variables): they are composed, not run.
 """
 
 from __future__ import annotations
@@ -27,6 +31,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+RECORDS = ROOT / "docs" / "experiments"
+PAGES = [
+    README,
+    *sorted(p for p in (ROOT / "docs").rglob("*.md") if RECORDS not in p.parents),
+]
 
 SKIPPED = {
     "pip": "installs packages: needs the network and changes the environment the tests run in",
@@ -36,6 +45,7 @@ SKIPPED = {
     "ray start": "starts a cluster node's daemons; tests/test_ray_cluster.py runs the cluster "
     "recipe on a simulated two-node cluster",
     "export": "sets a shell variable; the tests pass PYTHONPATH to every command themselves",
+    "mkdocs serve": "a live-preview server; tests/test_docs.py builds the same site strictly",
 }
 # Joining a cluster needs one: a local Ray runtime for the run stands in (slow: Ray starts).
 CLUSTER = {"ray.address=auto": "ray.address=null", "ray_address=auto": "ray_address=null"}
@@ -175,16 +185,20 @@ CONFIGS = {
 }
 
 
-def code_blocks(lang: str) -> list[str]:
-    blocks = re.findall(r"^```(\w*)\n(.*?)^```", README.read_text(), re.MULTILINE | re.DOTALL)
-    return [text for kind, text in blocks if kind == lang]
+def code_blocks(lang: str, pages: list[Path]) -> list[str]:
+    """The ``lang`` code blocks of ``pages``, in order."""
+    found = []
+    for page in pages:
+        blocks = re.findall(r"^```(\w*)\n(.*?)^```", page.read_text(), re.MULTILINE | re.DOTALL)
+        found += [text for kind, text in blocks if kind == lang]
+    return found
 
 
-def shell_commands() -> list[list[str]]:
-    """Every distinct command of the bash blocks as arguments (continuations joined, ``&&``
-    split)."""
+def shell_commands(pages: list[Path]) -> list[list[str]]:
+    """Every distinct command of the bash blocks of ``pages`` as arguments (continuations
+    joined, ``&&`` split)."""
     commands: list[list[str]] = []
-    for block in code_blocks("bash"):
+    for block in code_blocks("bash", pages):
         for line in block.replace("\\\n", " ").splitlines():
             words = shlex.split(line, comments=True)
             while words:
@@ -211,11 +225,16 @@ def variant(words: list[str]) -> Variant:
     return Variant(args, quick.stdin, True, quick.needs_tiny_run, quick.needs_saved_game)
 
 
-COMMANDS = shell_commands()
+COMMANDS = shell_commands(PAGES)
+RECORD_COMMANDS = [
+    words
+    for words in shell_commands(sorted(RECORDS.rglob("README.md")))
+    if words[:1] == ["python"] and words[1:2] and words[1] in CONFIGS
+]
 
 
 def test_every_readme_command_has_a_rule() -> None:
-    assert COMMANDS, "no bash blocks found in README.md"
+    assert COMMANDS, "no bash blocks found in README.md and docs/"
     unknown = []
     for words in COMMANDS:
         if skip_reason(words) is None:
@@ -224,7 +243,7 @@ def test_every_readme_command_has_a_rule() -> None:
             except KeyError:
                 unknown.append(shlex.join(words))
     assert not unknown, (
-        f"README.md commands {unknown} have no quick variant: add a rule for the program to RULES "
+        f"documented commands {unknown} have no quick variant: add a rule for the program to RULES "
         "in tests/test_readme.py (small budgets, --help or scripted input), or a reasoned entry "
         "to SKIPPED if it cannot run in a test"
     )
@@ -233,13 +252,13 @@ def test_every_readme_command_has_a_rule() -> None:
 def test_readme_commands_compose() -> None:
     """Every command's overrides compose with its script's config (each sweep value in turn),
     in-process: a renamed key or option fails here, in the default suite, even for the
-    commands that run only with ``-m slow``."""
+    commands that run only with ``-m slow`` and for the experiment records' commands."""
     from hydra import compose, initialize_config_dir
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     parser = OverridesParser.create()
     with initialize_config_dir(str(ROOT / "configs"), version_base=None):
-        for words in COMMANDS:
+        for words in [*COMMANDS, *RECORD_COMMANDS]:
             try:
                 if skip_reason(words) is not None:
                     continue
@@ -346,7 +365,13 @@ def test_readme_command_runs(
     run([sys.executable, str(ROOT / words[1]), *args], workspace, quick.stdin)
 
 
-def test_readme_python_blocks_run_in_order(workspace: Path, request: pytest.FixtureRequest) -> None:
-    script = workspace / "readme_blocks.py"
-    script.write_text(resolve("\n\n".join(code_blocks("python")), request))
+PYTHON_PAGES = [page for page in PAGES if code_blocks("python", [page])]
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_python_blocks_run_in_order(
+    page: Path, workspace: Path, request: pytest.FixtureRequest
+) -> None:
+    script = workspace / f"{page.stem}_blocks.py"
+    script.write_text(resolve("\n\n".join(code_blocks("python", [page])), request))
     run([sys.executable, str(script)], workspace)

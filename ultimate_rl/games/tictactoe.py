@@ -23,6 +23,10 @@ class TicTacToe(Game):
 
     name = "tictactoe"
     game_id = layout.TICTACTOE_ID
+    size: int
+    """The board's side, 3 to 5."""
+    k: int
+    """Marks in a row that win, from 3 to ``size``."""
 
     def __init__(self, size: int = 3, k: int = 3) -> None:
         sizes = list(range(kt.MIN_SIZE, kt.MAX_SIZE + 1))

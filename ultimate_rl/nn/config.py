@@ -20,30 +20,39 @@ class ModelConfigError(ValueError):
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """What ``build_model`` needs besides the game.
-
-    ``arch``: ``resnet`` (conv tower over the planes, any square board) or ``mlp`` (flattened
-    planes, meant for the 3x3 games). ``value_head``: ``scalar`` (tanh) or ``wdl`` (win/draw/loss
-    logits; draws are common in these games, and a WDL head keeps them apart from uncertainty).
-    ``board_size``: the board side the model is meant for (e.g. 9 for a uttt preset); ``None``
-    accepts any game. It lets a preset fail early on the wrong game instead of training a net
-    sized for another board. ``aux_heads``: extra policy-shaped outputs trained as auxiliary
-    targets (``AUX_HEADS``), which inference ignores. ``global_pooling`` (resnet): each residual
-    block adds a per-channel bias computed from its board-wide mean and max (KataGo), so every
-    cell sees the whole board in one block.
-    """
+    """What ``build_model`` needs besides the game; each field's docstring says what it does
+    (``docs/reference/config.md`` lists them)."""
 
     arch: Architecture = "resnet"
+    """``resnet`` (a conv tower over the planes, any square board) or ``mlp`` (flattened
+    planes, meant for the 3x3 games)."""
     blocks: int = 4
+    """resnet: residual blocks (two 3x3 convs each); deeper sees further across the board."""
     channels: int = 64
+    """resnet: channels of the tower."""
     value_head: ValueHead = "wdl"
+    """``scalar`` (tanh) or ``wdl`` (win/draw/loss logits; draws are common in these games,
+    and a WDL head keeps them apart from uncertainty)."""
     policy_channels: int = 4
+    """resnet: channels of the policy head's 1x1 conv."""
     value_channels: int = 2
+    """resnet: channels of the value head's 1x1 conv."""
     value_hidden: int = 64
+    """Width of the value head's hidden layer (both archs)."""
     mlp_hidden: tuple[int, ...] = (128, 128)
+    """mlp: the hidden layers' widths, e.g. ``[256, 256]``."""
     board_size: int | None = None
+    """The board side the model is meant for (e.g. 9 for a uttt preset; ``null``: any game).
+    A preset then fails early on the wrong game instead of training a net sized for another
+    board."""
     aux_heads: tuple[str, ...] = ()
+    """Extra policy-shaped outputs trained as auxiliary targets, which inference ignores:
+    ``opponent_policy`` (the opponent's reply), ``soft_policy`` (KataGo's: the search policy
+    raised to 1/4, which ranks the moves search rarely plays). Each needs a weight > 0 in
+    ``optim.loss_weights``."""
     global_pooling: bool = False
+    """resnet: each residual block adds a per-channel bias computed from its board-wide mean
+    and max (KataGo), so every cell sees the whole board in one block."""
 
     def __post_init__(self) -> None:
         if self.arch not in ARCHITECTURES:

@@ -18,36 +18,53 @@ class SearchError(ValueError):
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """Settings of ``BatchedSearch``. The defaults are AlphaZero's (and mctx's for Gumbel).
-
-    - ``algorithm``: ``"puct"`` (AlphaZero) or ``"gumbel"`` (Gumbel root search, whose policy
-      target improves on the prior even with few simulations).
-    - ``c_puct``, ``c_puct_base``: exploration ``c = c_puct + log((N + base + 1) / base)``.
-    - ``fpu_reduction`` / ``root_fpu_reduction``: an unvisited move is valued at the node's
-      network value minus this (first-play urgency).
-    - ``dirichlet_alpha``, ``dirichlet_fraction``: root noise of PUCT when ``add_noise``.
-    - ``tree_reuse``: keep the subtree of the move played (PUCT only; Gumbel's sequential halving
-      needs fresh root counts, so it always starts a new tree).
-    - ``leaves_per_tree``, ``virtual_loss``: leaves collected per tree and evaluation call.
-    - ``gumbel_num_considered``, ``c_visit``, ``c_scale``: Gumbel's ``m`` and its
-      ``sigma(q) = (c_visit + max N) * c_scale * q``.
-    """
+    """Settings of ``BatchedSearch``. The defaults are AlphaZero's (and mctx's for Gumbel);
+    each field's docstring says what it does (``docs/reference/config.md`` lists them)."""
 
     algorithm: str = "puct"
+    """``puct`` (AlphaZero) or ``gumbel`` (Gumbel root search, whose policy target improves on
+    the prior even with few simulations)."""
     num_simulations: int = 200
+    """Simulations per move (self-play's full searches; its cheap ones take
+    ``selfplay.playout_cap.fast_simulations``). More: stronger targets, fewer games per
+    minute."""
     c_puct: float = 1.25
+    """PUCT exploration: ``c = c_puct + log((N + c_puct_base + 1) / c_puct_base)`` weighs the
+    prior against the values found; larger explores more."""
     c_puct_base: float = 19652.0
+    """PUCT: the visit count ``N`` at which exploration starts to grow (see ``c_puct``)."""
     fpu_reduction: float = 0.25
+    """PUCT first-play urgency: an unvisited move below the root is valued at its node's
+    network value minus this; larger searches deeper, smaller wider."""
     root_fpu_reduction: float = 0.0
+    """PUCT: the same at the root; 0 keeps the root's search wide."""
     dirichlet_alpha: float = 0.3
+    """PUCT root noise (self-play's full searches): Dirichlet concentration; larger spreads
+    the noise over more moves."""
     dirichlet_fraction: float = 0.25
+    """PUCT root noise: the share of noise mixed into the root priors (0: none)."""
     temperature: float = 1.0
+    """PUCT's move choice when the caller gives none: sampled by ``visits ** (1 / T)`` (0: the
+    most visited move). Training passes its own (``selfplay.temperature``, 0 in evaluations),
+    so it has no effect there."""
     tree_reuse: bool = True
+    """Keep the subtree of the move played for the next search (PUCT only: Gumbel's
+    sequential halving needs fresh root counts, so it always starts a new tree)."""
     leaves_per_tree: int = 1
+    """Leaves each tree collects per network call: more, larger batches for fewer games at
+    once, at some cost in search quality."""
     virtual_loss: float = 1.0
+    """With ``leaves_per_tree > 1``: the loss a pending leaf's path counts, so the other
+    descents of that call go elsewhere."""
     gumbel_num_considered: int = 16
+    """Gumbel: the root moves sampled (``m``, Gumbel-top-k) and then halved phase by phase."""
     c_visit: float = 50.0
+    """Gumbel: ``sigma(q) = (c_visit + max N) * c_scale * q`` turns the completed values
+    (rescaled to [0, 1]) into logit bonuses, weighted from ``c_visit * c_scale`` up as the
+    visits grow."""
     c_scale: float = 0.1
+    """Gumbel: the scale in ``sigma(q)`` (see ``c_visit``); larger trusts the values more than
+    the prior."""
 
     def __post_init__(self) -> None:
         if self.algorithm not in ALGORITHMS:

@@ -37,9 +37,14 @@ from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlay
 class RaySettings:
     """The ``ray`` config section: which cluster, and what each ``SelfPlayActor`` reserves."""
 
-    address: str | None = None  # null: a local Ray runtime for the run; auto | ray://HOST:PORT
-    num_cpus: float = 1.0  # per actor
-    num_gpus: float = 0.0  # per actor; fractional shares one GPU (selfplay.actor_device=cuda)
+    address: str | None = None
+    """The Ray cluster: ``null`` starts a local Ray runtime for the run; ``auto`` joins the
+    cluster of this machine, ``ray://HOST:PORT`` a remote one."""
+    num_cpus: float = 1.0
+    """CPUs each self-play actor reserves."""
+    num_gpus: float = 0.0
+    """GPUs each actor reserves, fractional to share one (with ``selfplay.actor_device=cuda``;
+    0 hides the GPUs from the actors)."""
 
 
 class Backend(Protocol):

@@ -34,7 +34,11 @@ class PlayoutCapSettings:
     """Playout-cap randomisation (KataGo): a share of moves searched cheaply, value target only."""
 
     fraction_full: float = 1.0
+    """Share of moves searched with ``search.num_simulations`` and Dirichlet noise: they give
+    the policy targets. Below 1 the other moves cost little, so more games fit in the time."""
     fast_simulations: int = 8
+    """Simulations of the other moves: a cheap search without noise, kept as value targets
+    only."""
 
     def __post_init__(self) -> None:
         _check_fraction("playout_cap.fraction_full", self.fraction_full)
@@ -46,9 +50,14 @@ class ResignSettings:
     """Resignation, with a share of games that play on to measure false resignations."""
 
     enabled: bool = False
+    """Let games resign: a lost game ends early, so more games fit in the time."""
     threshold: float = -0.95
+    """Resign when the mover's root search value falls below this."""
     min_moves: int = 10
+    """Never resign before this many moves."""
     disabled_fraction: float = 0.2
+    """Share of games that never resign, to measure how often resigning would have been wrong
+    (logged as ``selfplay/resign_false_positive_rate``)."""
 
     def __post_init__(self) -> None:
         _check_fraction("resign.disabled_fraction", self.disabled_fraction)
@@ -59,7 +68,10 @@ class RandomOpeningSettings:
     """A share of games that start after uniformly random moves (not recorded)."""
 
     fraction: float = 0.0
+    """Share of games that start after uniformly random moves (not recorded): widens the
+    positions seen beyond the ones search-guided play reaches."""
     max_plies: int = 8
+    """Those games' random moves number 0..max_plies, uniformly."""
 
     def __post_init__(self) -> None:
         _check_fraction("random_opening.fraction", self.fraction)
@@ -78,18 +90,40 @@ class SelfPlaySettings:
     """
 
     workers: int = 1
-    backend: str = "processes"  # where workers > 1 (or async actors) run: processes | ray
-    actor_device: str = "cpu"  # the device of each actor's network (cpu, cuda, auto)
-    inference_server: bool = False  # one batching server on actor_device feeds every actor
+    """Self-play actors. 1 plays in the learner's process (the right choice on a 2-core
+    machine: torch already uses the second core); more: one actor per core."""
+    backend: str = "processes"
+    """Where the actors run (``workers > 1``, or ``train.mode=async``): ``processes`` on this
+    machine, or ``ray`` (``pip install -e ".[ray]"``; see ``ray``)."""
+    actor_device: str = "cpu"
+    """Each actor's network: ``cpu``, ``cuda`` or ``auto`` (on Ray give ``ray.num_gpus`` too,
+    or Ray hides the GPUs from the actors)."""
+    inference_server: bool = False
+    """One batching server process on ``actor_device`` evaluates for every worker process,
+    even for ``workers: 1`` (``backend=processes`` only; README "Scaling out")."""
     parallel_games: int = 64
+    """Games each worker plays at once: one network call serves all of them, so larger
+    batches use the hardware better."""
     games_per_iteration: int = 128
+    """Finished games per iteration, summed over the workers."""
     temperature: float = 1.0
+    """PUCT's move choice for a game's first ``temperature_moves`` moves: sampled by
+    ``visits ** (1 / T)`` (0: the most visited move). Gumbel search ignores it."""
     temperature_moves: int = 4
+    """Moves (plies) played with ``temperature``; the rest with ``final_temperature``."""
     final_temperature: float = 0.0
+    """The temperature after ``temperature_moves`` (0: the most visited move)."""
     playout_cap: PlayoutCapSettings = field(default_factory=PlayoutCapSettings)
+    """Playout-cap randomisation (KataGo): a share of moves searched cheaply."""
     resign: ResignSettings = field(default_factory=ResignSettings)
+    """Resignation, with a share of games that play on to check it."""
     random_opening: RandomOpeningSettings = field(default_factory=RandomOpeningSettings)
-    inference: str = "auto"  # the network's backend (``ultimate_rl.nn.make_evaluator``)
+    """A share of games that start from a random opening."""
+    inference: str = "auto"
+    """The network's path (``ultimate_rl.nn.make_evaluator``): ``auto`` (the fastest on this
+    machine that passes the numerics rule, timed at start-up; torch on CUDA), ``torch``,
+    ``torch_bf16``, ``onnxruntime`` (float32) or ``onnxruntime_int8`` (README "Inference
+    paths")."""
 
     def evaluation_batch(self, search: SearchConfig) -> int:
         """Positions per network call of one worker (what ``inference=auto`` times paths at)."""

@@ -6,14 +6,15 @@ combinations that cannot work (a 9x9 network on a 3x3 game, the exact solver on 
 with a message naming the key and the valid choices. ``check_config`` returns every section as
 its dataclass (``RunConfig``), so the loop reads typed values.
 
-The dataclasses below hold the defaults; the YAML files in ``configs/`` state the same values
-for Hydra's command line, and ``tests/test_train_config.py`` fails when the two disagree.
+The keys, their defaults and their documentation are the dataclasses of ``train/schema.py``
+(``TrainConfig``); the YAML files in ``configs/`` state the same values for Hydra's command line,
+and ``tests/test_train_config.py`` fails when the two disagree.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
@@ -26,6 +27,16 @@ from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES
 from ultimate_rl.search import SearchConfig, SearchError
 from ultimate_rl.selfplay.parallel import RaySettings
 from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.train.schema import (
+    SECTIONS,
+    TOP_LEVEL,
+    EvalSection,
+    OptimSection,
+    TrainSection,
+    field_default,
+)
+from ultimate_rl.train.schema import GatingSection as GatingSection
+from ultimate_rl.train.schema import WarmStartSection as WarmStartSection
 
 EVAL_OPPONENTS = ("random", "uct", "perfect")
 OPTIMIZERS = ("adamw", "sgd")
@@ -37,100 +48,6 @@ class ConfigError(ValueError):
 
 
 TRAIN_MODES = ("sync", "async")
-
-
-@dataclass
-class WarmStartSection:
-    """``train.warm_start``: supervised rounds on UCT labels before self-play (0 positions: off)."""
-
-    positions: int = 0
-    simulations: int = 1000
-    max_plies: int = 40
-    steps: int = 1000
-
-
-@dataclass
-class TrainSection:
-    mode: str = "sync"  # sync: rounds, seeded runs reproduce; async: actors never wait
-    samples_per_position: float | None = None  # replay ratio; null: steps_per_iteration/round
-    publish_every: int = 10  # async: learner steps between weight versions
-    iterations: int = 100
-    max_minutes: float | None = None
-    batch_size: int = 256
-    steps_per_iteration: int = 100
-    min_replay: int = 512
-    replay_window: int = 50000
-    augment: bool = True
-    checkpoint_every: int = 1
-    keep_checkpoints: int = 3
-    keep_every: int = 0
-    stop_when_perfect: bool = False
-    probe_image_every: int = 5
-    progress_bar: bool = True
-    threads: int | None = 1
-    init_from: str | None = None  # a new run starts from this checkpoint's / agent file's weights
-    precision: str = "auto"  # optimiser arithmetic: auto (bf16 on CUDA, AMX CPUs), fp32, bf16, fp16
-    warm_start: WarmStartSection = field(default_factory=WarmStartSection)
-
-
-@dataclass
-class OptimSection:
-    name: str = "adamw"
-    lr: float = 0.002
-    weight_decay: float = 0.0001
-    momentum: float = 0.9
-    schedule: str = "cosine"
-    warmup_steps: int = 100
-    min_lr_fraction: float = 0.1
-    step_every: int = 10000
-    step_gamma: float = 0.1
-    loss_weights: dict[str, float] = field(
-        default_factory=lambda: {
-            **{loss.name: 1.0 for loss in LOSSES},
-            **{name: 0.0 for name in AUX_LOSSES},  # trained only when in model.aux_heads
-        }
-    )
-    grad_clip: float | None = 5.0
-    value_target_q_weight: float = 0.0  # value target (1 - w) * result + w * root search value
-
-
-@dataclass
-class GatingSection:
-    enabled: bool = False
-    num_games: int = 40
-    threshold: float = 0.55
-    opening_plies: int = 2
-
-
-@dataclass
-class EvalSection:
-    every: int = 5
-    games: int = 20
-    num_simulations: int = 0
-    opponents: list[str] = field(default_factory=lambda: ["random", "uct"])
-    uct_simulations: int = 200
-    optimal_positions: int = 200
-    positions_seed: int = 1234
-    perfect_optimal_rate: float = 0.98
-    elo_every: int = 0
-    elo_opponents: list[str] = field(
-        default_factory=lambda: ["random", "uct:num_simulations=100", "uct:num_simulations=1000"]
-    )
-    elo_games: int = 10
-    gating: GatingSection = field(default_factory=GatingSection)
-
-
-# Sections checked against a dataclass; `selfplay`'s is the settings the self-play worker takes.
-# `game`, `model` and `search` are checked by the game factory, ModelConfig and SearchConfig,
-# which own their keys.
-SECTIONS: dict[str, type] = {
-    "train": TrainSection,
-    "selfplay": SelfPlaySettings,
-    "optim": OptimSection,
-    "eval": EvalSection,
-    "ray": RaySettings,
-}
-TOP_LEVEL = (*SECTIONS, "game", "model", "search", "seed", "device", "resume", "run_name")
 
 
 @dataclass(frozen=True)
@@ -212,7 +129,7 @@ def _check_section(name: str, node: Any, schema: type) -> None:
             f"valid keys in {name}: {sorted(valid)}"
         )
     for key, f in valid.items():
-        default = f.default_factory() if callable(f.default_factory) else f.default  # type: ignore[misc]
+        default = field_default(f)
         if is_dataclass(default) and key in node:
             _check_section(f"{name}.{key}", node[key], type(default))
     try:
