@@ -9,9 +9,10 @@ up; a timer cannot aim that well. ``ULTIMATE_RL_FAULT="POINT:N:ACTION"`` makes t
 - ``enospc``: raise ``OSError(ENOSPC)``, as a write to a full disk does.
 
 Several faults are separated by commas. Unset (always, outside those tests), a failpoint costs
-one dictionary lookup. The points: ``selfplay`` (each self-play round's start), ``optimiser``
-(each optimiser step), ``evaluation`` (each evaluation match), ``checkpoint_write`` (each
-checkpoint file, half written), ``tensorboard`` (each iteration's flush).
+one dictionary lookup. The points: ``selfplay`` (each self-play round, its games played but not
+yet stored; async: each poll), ``optimiser`` (before each optimiser step), ``evaluation`` (before
+each evaluation match), ``checkpoint_write`` (each checkpoint file, written but not yet renamed
+over the old one), ``tensorboard`` (each iteration's scalars, before the flush).
 """
 
 from __future__ import annotations

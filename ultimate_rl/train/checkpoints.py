@@ -85,9 +85,12 @@ class RunCheckpoints:
     def _restore_snapshot(self, learner: Learner, problem: CheckpointError) -> None:
         """``latest.pt`` is unusable: moves it (and any damaged snapshot) aside and resumes from
         the newest intact snapshot, saying what was lost; none intact is a ``RunFolderError``."""
-        notes = [f"{self.latest.name} is missing"]
-        if isinstance(problem, DamagedCheckpointError):
-            notes = [f"{self.latest.name} is damaged; moved it to {move_aside(self.latest)}"]
+        damaged = isinstance(problem, DamagedCheckpointError)
+        notes = [
+            f"{self.latest.name} is damaged; moved it to {move_aside(self.latest)}"
+            if damaged
+            else f"{self.latest.name} is missing"
+        ]
         lost = saved_record(self.folder)
         for path in sorted(self.folder.glob("iter_*.pt"), reverse=True):
             try:
@@ -133,7 +136,7 @@ class RunCheckpoints:
         try:
             self.snapshot(learner)
         except OSError as err:
-            raise self._write_error(self.folder / "iter_N.pt", err, "this iteration's") from None
+            raise self._write_error(self.snapshot_path(learner), err, "this iteration's") from None
         prune_snapshots(self.folder, self.run.train)
 
     def _write_error(self, path: Path, err: OSError, which: str) -> RunFolderError:
@@ -146,7 +149,7 @@ class RunCheckpoints:
     def snapshot(self, learner: Learner) -> Path:
         """The model as ``checkpoints/iter_N.pt`` (what agents and the evaluator load), with the
         progress and random streams, so a run whose ``latest.pt`` is lost resumes from it."""
-        path = self.folder / f"iter_{learner.progress.iteration:05d}.pt"
+        path = self.snapshot_path(learner)
         save_checkpoint(
             path,
             extra={
@@ -157,6 +160,9 @@ class RunCheckpoints:
             **self._fields(learner),
         )
         return path
+
+    def snapshot_path(self, learner: Learner) -> Path:
+        return self.folder / f"iter_{learner.progress.iteration:05d}.pt"
 
     def _fields(self, learner: Learner) -> dict[str, Any]:
         return {
@@ -191,11 +197,9 @@ def has_checkpoint(run_dir: Path) -> bool:
 def move_aside(path: Path) -> Path:
     """Renames a damaged file to ``NAME.damaged-TIME`` beside it (kept for a post-mortem,
     never deleted); returns the new path."""
-    target = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-    for n in itertools.count(1):
-        if not target.exists():
-            break
-        target = target.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}-{n}")
+    stem = f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}"
+    names = itertools.chain([stem], (f"{stem}-{n}" for n in itertools.count(1)))
+    target = next(path.with_name(name) for name in names if not path.with_name(name).exists())
     path.rename(target)
     return target
 

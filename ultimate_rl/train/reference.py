@@ -6,9 +6,10 @@ under the field (an attribute docstring, as CleanRL's ``Args`` and mkdocstrings 
 game options are the game classes' constructor arguments, documented the same way in the class.
 ``config_reference`` walks them, reading the docstrings and annotations with ``ast``;
 ``config_reference_markdown`` is the page ``docs/reference/config.md``, with the presets of each
-config group (``configs/GROUP/*.yaml``, found by listing the folders). The site's MkDocs hook
-(``docs/hooks/site.py``) generates it at build time, so the page cannot drift from the code;
-``write_config_reference`` writes it to a file.
+config group (``configs/GROUP/*.yaml``, found by listing the folders). The page is committed
+(it reads on GitHub too); ``write_config_reference`` rewrites it when stale, which the site's
+MkDocs hook (``docs/hooks/site.py``) does at every build, and ``tests/test_docs.py`` fails while
+the committed page differs from the code.
 
 A key's default is the value ``python scripts/train.py`` runs with: its dataclass default, or
 in a config group with presets (``model``, ``search``, ...) the value of the default preset,

@@ -54,7 +54,8 @@ def prepare_run(cfg: DictConfig, output_dir: Path, overrides: list[str]) -> tupl
     run_dir = output_dir if resume is True or str(resume).lower() == "true" else Path(resume)
     if not has_checkpoint(run_dir) or not (run_dir / "config.yaml").is_file():
         raise ConfigError(
-            f"nothing to resume in {run_dir}: it has no {CHECKPOINT} and config.yaml; give "
+            f"nothing to resume in {run_dir}: it needs config.yaml and a checkpoint ({CHECKPOINT} "
+            "or a numbered snapshot beside it); give "
             "resume=PATH of a run folder (runs/...), or resume=true with hydra.run.dir=PATH"
         )
     changes = [o for o in overrides if not o.startswith(("resume=", "hydra."))]
