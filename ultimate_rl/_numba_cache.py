@@ -2,8 +2,9 @@
 
 numba's ``cache=True`` re-checks only the file a function is written in, so a cached search or
 dispatch kernel would keep an OLD copy of a game kernel it calls after that game's file changes.
-Keying the cache folder on a hash of every source file that holds numba kernels makes any kernel
-edit start a fresh cache, and keeps caches out of a possibly read-only install folder.
+Keying the cache folder on a hash of every source file that holds numba kernels, and of every file
+under ``games/`` (the layout constants and the list of games that kernels read as globals), makes
+any such edit start a fresh cache, and keeps caches out of a possibly read-only install folder.
 Set ``NUMBA_CACHE_DIR`` yourself to choose the folder.
 """
 
@@ -24,7 +25,7 @@ def use_source_keyed_cache() -> None:
     digest = hashlib.sha256(numba.__version__.encode())
     for path in sorted(package.rglob("*.py")):
         source = path.read_bytes()
-        if b"njit" in source:
+        if b"njit" in source or path.relative_to(package).parts[0] == "games":
             digest.update(str(path.relative_to(package)).encode() + b"\0" + source)
     numba.config.CACHE_DIR = str(user_cache_root() / "numba" / digest.hexdigest()[:16])
 

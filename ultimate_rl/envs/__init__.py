@@ -10,12 +10,10 @@ import gymnasium as gym
 
 from ultimate_rl.envs.board_env import BoardGameEnv
 from ultimate_rl.envs.vector_env import BoardGameVectorEnv
+from ultimate_rl.games import GAMES
 
-ENV_IDS = {
-    "ultimate_rl/UltimateTicTacToe-v0": "uttt",
-    "ultimate_rl/NumericalTicTacToe-v0": "numerical_ttt",
-    "ultimate_rl/TicTacToe-v0": "tictactoe",
-}
+ENV_IDS = {f"ultimate_rl/{cls.__name__}-v0": name for name, cls in GAMES.items()}
+"""Env ID -> game name, one per game: ``ultimate_rl/<the game's class name>-v0``."""
 
 
 def register_envs() -> None:

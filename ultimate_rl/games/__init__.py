@@ -3,6 +3,7 @@ position sets and random openings."""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ultimate_rl.games.base import Game
@@ -16,19 +17,19 @@ from ultimate_rl.games.errors import (
 )
 from ultimate_rl.games.numerical_ttt import NumericalTicTacToe
 from ultimate_rl.games.positions import random_opening, sample_positions
+from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.games.solver import is_solvable, solve
 from ultimate_rl.games.tictactoe import TicTacToe
 from ultimate_rl.games.uttt import UltimateTicTacToe
 
 GAMES: dict[str, type[Game]] = {
-    "uttt": UltimateTicTacToe,
-    "numerical_ttt": NumericalTicTacToe,
-    "tictactoe": TicTacToe,
+    name: importlib.import_module(f"{__name__}.{name}").GAME for name in GAME_NAMES
 }
+"""Every game's class by name, in the registry's order."""
 
 
 def make(name: str, **options: Any) -> Game:
-    """Builds a game by name: ``uttt``, ``numerical_ttt`` or ``tictactoe`` (``size``, ``k``)."""
+    """Builds a game by name (one of ``GAMES``) with its options (tictactoe: ``size``, ``k``)."""
     if name not in GAMES:
         raise UnknownGameError(f"unknown game {name!r}; choose one of {sorted(GAMES)}")
     try:

@@ -13,17 +13,12 @@ STATE_LEN = 32
 STATE_DTYPE = np.int32
 
 # Header fields (indices into the state array).
-GAME = 0  # game id: one of the *_ID constants below
+GAME = 0  # game id: the game's index in registry.GAME_NAMES
 PLAYER = 1  # player to move: 0 (first player) or 1
 STATUS = 2  # one of the STATUS_* constants below
 MOVES = 3  # number of moves played so far
 LAST = 4  # last action played, -1 at the start
 BODY = 5  # first game-specific index
-
-# Game ids (the value of state[GAME]).
-UTTT_ID = 0
-NUMERICAL_TTT_ID = 1
-TICTACTOE_ID = 2
 
 # Values of state[STATUS].
 ONGOING = 0

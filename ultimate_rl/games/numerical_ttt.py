@@ -14,7 +14,6 @@ import re
 
 import numpy as np
 
-from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import UnknownGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
@@ -41,7 +40,7 @@ class NumericalTicTacToe(Game):
     """Graham's numerical tic-tac-toe; the odd player (player 0) moves first."""
 
     name = "numerical_ttt"
-    game_id = layout.NUMERICAL_TTT_ID
+    game_id = kn.GAME_ID
 
     def __init__(self) -> None:
         self.num_actions = kn.NUM_ACTIONS
@@ -86,3 +85,6 @@ class NumericalTicTacToe(Game):
             f"odd left: {self.numbers_left(state, 0)}  even left: {self.numbers_left(state, 1)}"
         )
         return "\n".join(lines)
+
+
+GAME = NumericalTicTacToe

@@ -92,7 +92,7 @@ def _tictactoe_index(state: np.ndarray) -> int:
 
 @njit(cache=True)
 def _position_index(state: np.ndarray) -> int:
-    if state[layout.GAME] == layout.NUMERICAL_TTT_ID:
+    if state[layout.GAME] == kn.GAME_ID:
         return _numerical_index(state)
     return _tictactoe_index(state)
 
@@ -108,7 +108,7 @@ def _terminal_value(state: np.ndarray) -> int:
 @njit(cache=True)
 def _action_cell(state: np.ndarray, action: int) -> int:
     """The board cell an action writes in."""
-    if state[layout.GAME] == layout.NUMERICAL_TTT_ID:
+    if state[layout.GAME] == kn.GAME_ID:
         return action // 9
     return action
 
@@ -232,9 +232,9 @@ _TABLES: dict[tuple[int, int, int], np.ndarray] = {}
 
 def _table_key(game: Game) -> tuple[tuple[int, int, int], int] | None:
     """The key and size of ``game``'s value table; None for a game too large to solve."""
-    if game.game_id == layout.NUMERICAL_TTT_ID:
+    if game.game_id == kn.GAME_ID:
         return (game.game_id, 0, 0), _NUMERICAL_TABLE_SIZE
-    if game.game_id == layout.TICTACTOE_ID and game.num_actions <= _MAX_SOLVABLE_CELLS:
+    if game.game_id == kt.GAME_ID and game.num_actions <= _MAX_SOLVABLE_CELLS:
         return (game.game_id, game.size, game.k), 3**game.num_actions
     return None
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import InvalidStateError, UnknownGameError
 from ultimate_rl.games.kernels import tictactoe as kt
@@ -22,7 +21,7 @@ class TicTacToe(Game):
     """k-in-a-row on a square board; X (player 0) moves first."""
 
     name = "tictactoe"
-    game_id = layout.TICTACTOE_ID
+    game_id = kt.GAME_ID
     size: int
     """The board's side, 3 to 5."""
     k: int
@@ -88,3 +87,6 @@ class TicTacToe(Game):
 
     def __repr__(self) -> str:
         return f"TicTacToe(size={self.size}, k={self.k})"
+
+
+GAME = TicTacToe

@@ -31,7 +31,7 @@ class UltimateTicTacToe(Game):
     """Ultimate Tic-Tac-Toe; X (player 0) moves first. Takes no options."""
 
     name = "uttt"
-    game_id = layout.UTTT_ID
+    game_id = ku.GAME_ID
 
     def __init__(self) -> None:
         self.num_actions = ku.NUM_ACTIONS
@@ -113,3 +113,6 @@ class UltimateTicTacToe(Game):
                 outcome += ", in any board"
         lines.append(outcome)
         return "\n".join(lines)
+
+
+GAME = UltimateTicTacToe

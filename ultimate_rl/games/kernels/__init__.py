@@ -1,8 +1,9 @@
 """Game-agnostic numba kernels: one entry point per operation, dispatching on ``state[GAME]``.
 
 Search, self-play and the environments call these, so a single compiled search kernel serves
-every game. ``GAMES`` lists the games; each game module under this package provides the same
-four kernels:
+every game. ``GAMES`` holds the kernels of every game of ``games.registry.GAME_NAMES``, in that
+order; each game module under this package (named after its game) provides the same four kernels
+and its ``GAME_ID``:
 
 - ``legal_mask(state, mask) -> int``: writes ``mask[:num_actions]`` (uint8 0/1), returns the count.
 - ``apply(state, action)``: plays a LEGAL action in place and updates the whole header
@@ -12,13 +13,14 @@ four kernels:
 
 A game module may also provide ``random_playout(state) -> float``, a fast path for the UCT
 baseline's hot loop (``uttt`` has a bitboard one); the others use the generic one here.
-Adding a game is a module like these and one line in ``GAMES``.
+Adding a game's kernels is a module like these; nothing here names a game.
 
 All of them take a 1-D int32 state of ``layout.STATE_LEN`` entries.
 """
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
 from typing import NamedTuple
 
@@ -27,9 +29,7 @@ from numba import literal_unroll, njit
 from numba.core.registry import CPUDispatcher
 
 from ultimate_rl.games import layout
-from ultimate_rl.games.kernels import numerical_ttt as _num
-from ultimate_rl.games.kernels import tictactoe as _ttt
-from ultimate_rl.games.kernels import uttt as _uttt
+from ultimate_rl.games.registry import GAME_NAMES
 
 
 class GameKernels(NamedTuple):
@@ -95,21 +95,18 @@ def _any_game_random_playout(state: np.ndarray) -> float:
     return outcome(s)
 
 
-def _kernels(game_id: int, module: ModuleType) -> GameKernels:
-    """A game module's kernels; one without its own ``random_playout`` gets the generic one."""
+def _kernels(name: str) -> GameKernels:
+    """Game ``name``'s kernels; one without its own ``random_playout`` gets the generic one."""
+    module: ModuleType = importlib.import_module(f"{__name__}.{name}")
     playout = getattr(module, "random_playout", _any_game_random_playout)
     return GameKernels(
-        game_id, module.num_actions, module.legal_mask, module.apply, module.encode, playout
+        module.GAME_ID, module.num_actions, module.legal_mask, module.apply, module.encode, playout
     )
 
 
-GAMES = (
-    _kernels(layout.UTTT_ID, _uttt),
-    _kernels(layout.NUMERICAL_TTT_ID, _num),
-    _kernels(layout.TICTACTOE_ID, _ttt),
-)
-"""Every game, listed once: the kernels above reach a state's game through this table, which
-numba unrolls at compile time into one direct call per game (no per-game branch to edit)."""
+GAMES = tuple(_kernels(name) for name in GAME_NAMES)
+"""Every game's kernels, derived from the registry: the kernels above reach a state's game through
+this table, which numba unrolls at compile time into one direct call per game."""
 
 
 @njit(cache=True)

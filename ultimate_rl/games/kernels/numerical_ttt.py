@@ -19,7 +19,9 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import layout
+from ultimate_rl.games.registry import game_id
 
+GAME_ID = game_id("numerical_ttt")
 CELLS = layout.BODY
 USED = layout.BODY + 9
 
@@ -49,7 +51,7 @@ CELL_LINES = _cell_lines()
 def initial_state() -> np.ndarray:
     """The empty board, the odd player to move."""
     state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
-    state[layout.GAME] = layout.NUMERICAL_TTT_ID
+    state[layout.GAME] = GAME_ID
     state[layout.STATUS] = layout.ONGOING
     state[layout.LAST] = -1
     return state

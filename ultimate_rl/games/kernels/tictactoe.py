@@ -18,7 +18,9 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import layout
+from ultimate_rl.games.registry import game_id
 
+GAME_ID = game_id("tictactoe")
 SIZE = layout.BODY
 K_IN_ROW = layout.BODY + 1
 MARKS = layout.BODY + 2
@@ -65,7 +67,7 @@ LINES_THROUGH, LINE_COUNT = _line_tables()
 def initial_state(size: int, k: int) -> np.ndarray:
     """The empty board, first player (X) to move; size and k are assumed already validated."""
     state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
-    state[layout.GAME] = layout.TICTACTOE_ID
+    state[layout.GAME] = GAME_ID
     state[layout.STATUS] = layout.ONGOING
     state[layout.LAST] = -1
     state[SIZE] = size

@@ -21,7 +21,9 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import layout
+from ultimate_rl.games.registry import game_id
 
+GAME_ID = game_id("uttt")
 X_CELLS = layout.BODY
 O_CELLS = layout.BODY + 9
 WON_X = layout.BODY + 18
@@ -55,7 +57,7 @@ HAS_LINE, POPCOUNT, NTH_BIT = _tables()
 def initial_state() -> np.ndarray:
     """The start position: empty boards, X to move anywhere."""
     state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
-    state[layout.GAME] = layout.UTTT_ID
+    state[layout.GAME] = GAME_ID
     state[layout.PLAYER] = 0
     state[layout.STATUS] = layout.ONGOING
     state[layout.LAST] = -1
