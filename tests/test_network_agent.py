@@ -9,12 +9,13 @@ import pytest
 
 import ultimate_rl.games as games
 from ultimate_rl.games.errors import GameOverError
+from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.nn import ModelConfig, WrongGameError, build_model, save_checkpoint
 
 pytest.importorskip("ultimate_rl.search.puct")
 from ultimate_rl.agents.network import NetworkAgent
 
-GAMES = ["uttt", "numerical_ttt", "tictactoe"]
+GAMES = GAME_NAMES  # every registered game
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from helpers import random_play_states
 
 import ultimate_rl.games as games
 import ultimate_rl.nn.device as device_module
+from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.nn import (
     Batch,
     ModelConfig,
@@ -23,7 +24,7 @@ from ultimate_rl.nn import (
 )
 from ultimate_rl.nn.device import training_precision
 
-GAMES = ["uttt", "numerical_ttt", "tictactoe"]
+GAMES = GAME_NAMES  # every registered game
 SMALL = {"blocks": 1, "channels": 8, "value_hidden": 8, "mlp_hidden": (16,)}
 WEIGHTS = {"policy": 1.0, "value": 1.0}
 

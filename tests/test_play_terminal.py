@@ -12,8 +12,9 @@ import pytest
 
 from ultimate_rl import agents
 from ultimate_rl.games import make
+from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.play.levels import Level
-from ultimate_rl.play.notation import MoveError, move_to_text, parse_move
+from ultimate_rl.play.notation import MoveError, parse_move
 from ultimate_rl.play.opponent import make_opponent, thinking_limits
 from ultimate_rl.play.service import PlayService
 from ultimate_rl.play.session import Match
@@ -34,7 +35,7 @@ def parse(game_name: str, text: str, actions: tuple[int, ...] = ()) -> int:
     match = Match(make(game_name), 0)
     for action in actions:
         match.play(action)
-    return parse_move(match.game, match.state, text, match.view())
+    return parse_move(match.game, match.state, text)
 
 
 @pytest.mark.parametrize(
@@ -88,15 +89,15 @@ def test_tictactoe_and_numerical_notation() -> None:
         parse("tictactoe", "d1")
 
 
-@pytest.mark.parametrize("game_name", ["uttt", "numerical_ttt", "tictactoe"])
+@pytest.mark.parametrize("game_name", GAME_NAMES)
 def test_move_text_round_trips_on_random_games(game_name: str) -> None:
     game = make(game_name)
     rng = np.random.default_rng(0)
     match = Match(game, 0)
     while not match.over:
         for action in game.legal_actions(match.state):
-            text = move_to_text(game, int(action)).split(" (")[0]
-            assert parse_move(game, match.state, text, match.view()) == action
+            text = game.move_text(int(action)).split(" (")[0]
+            assert parse_move(game, match.state, text) == action
         match.play(int(rng.choice(game.legal_actions(match.state))))
 
 
@@ -116,17 +117,17 @@ def _cycle_lines(moves: list[str], garbage: list[str]) -> io.StringIO:
     return io.StringIO("\n".join(garbage + moves * 60) + "\n")
 
 
-@pytest.mark.parametrize("game_name", ["tictactoe", "numerical_ttt", "uttt"])
+@pytest.mark.parametrize("game_name", GAME_NAMES)
 def test_a_whole_game_through_streams_with_garbage_input(game_name: str) -> None:
     game = make(game_name)
     if game_name == "uttt":
         # both notations: board+cell for even actions, grid names for odd ones
         moves = [
-            f"{a // 9 + 1}{a % 9 + 1}" if a % 2 == 0 else move_to_text(game, a).split(" ")[0]
+            f"{a // 9 + 1}{a % 9 + 1}" if a % 2 == 0 else game.move_text(a).split(" ")[0]
             for a in range(81)
         ]
     else:
-        moves = [move_to_text(game, a) for a in range(game.num_actions)]
+        moves = [game.move_text(a) for a in range(game.num_actions)]
     garbage = ["", "zz", "help", "moves", "board", "99 at 99", "0"]
     out = io.StringIO()
     scores = play_terminal(

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from ultimate_rl.games import make
+from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.play.api import WebPlay
 from ultimate_rl.play.levels import Level
 from ultimate_rl.play.service import PlayService
@@ -269,7 +270,7 @@ def _play_until_over(driver: Any, rng: np.random.Generator) -> str:
     raise AssertionError("the game did not end within 100 clicks")
 
 
-@pytest.mark.parametrize("game_name", ["tictactoe", "numerical_ttt", "uttt"])
+@pytest.mark.parametrize("game_name", GAME_NAMES)
 def test_page_played_to_the_end_in_chromium_and_resumed_after_reload(
     browser: Any, game_name: str
 ) -> None:
@@ -486,7 +487,7 @@ def test_two_windows_on_one_game_stay_in_step(browser: Any) -> None:
                 int(b.get_attribute("data-board"))
                 for b in d.find_elements(By.CSS_SELECTOR, ".small.active")
             ]
-            return marks == 2 and active == game["board"]["active_boards"]
+            return marks == 2 and active == game["board"]["active_blocks"]
 
         _wait(browser, in_step, 20)
         browser.find_elements(By.CSS_SELECTOR, ".cell.playable")[0].click()

@@ -11,6 +11,7 @@ from helpers import random_play_states
 
 import ultimate_rl.games as games
 from ultimate_rl.games import kernels, layout
+from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.selfplay.augment import apply_random_symmetries, apply_symmetries
 from ultimate_rl.selfplay.replay import Batch, ReplayBuffer
 
@@ -82,7 +83,7 @@ def test_sampling_is_uniform_over_the_filled_part_only():
     np.testing.assert_array_equal(batch.targets["policies"][:5].max(axis=1), row)
 
 
-@pytest.mark.parametrize("name", ["uttt", "numerical_ttt", "tictactoe"])
+@pytest.mark.parametrize("name", GAME_NAMES)
 def test_sampled_planes_and_masks_are_the_encoding_of_the_stored_states(name):
     game = games.make(name)
     states, targets = game_positions(game, 40, seed=7)

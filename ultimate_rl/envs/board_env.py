@@ -117,7 +117,6 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
         self.agent_player: int | None = None  # this episode's side; None in self-play mode
         self._state: np.ndarray | None = None
         self._legal = np.zeros(self.game.num_actions, dtype=bool)  # legal mask of self._state
-        self._actions: list[int] = []  # moves of this episode, for the picture
         self._done = False
 
     @property
@@ -147,7 +146,6 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
         else:
             self.agent_player = int(self.np_random.integers(2)) if side == "random" else int(side)
         self._set_state(self.game.initial_state())
-        self._actions = []
         self._done = False
         opponent_action = -1
         if self.agent_player == 1:
@@ -190,7 +188,7 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
         state = self._live_state()
         if self.render_mode == "ansi":
             return self.game.render(state)
-        return render_rgb(self.game, self._actions, self._legal)
+        return render_rgb(self.game, state)
 
     # --- internals ----------------------------------------------------------------------------
     def _live_state(self) -> np.ndarray:
@@ -207,7 +205,6 @@ class BoardGameEnv(gym.Env[ObsType, np.int64]):
         state = self._live_state().copy()
         kernels.apply(state, action)
         self._set_state(state)
-        self._actions.append(action)
 
     def _opponent_move(self) -> int:
         assert self._opponent is not None

@@ -59,7 +59,6 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped env
         self.action_spaces = {a: spaces.Discrete(self.game.num_actions) for a in AGENTS}
         self._selector = AgentSelector(self.agents)
         self._state = self.game.initial_state()
-        self._actions: list[int] = []
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -84,7 +83,6 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped env
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._state = self.game.initial_state()
-        self._actions = []
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -100,7 +98,6 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped env
             self._was_dead_step(action)
             return
         self._state = self.game.apply(self._state, int(action))  # raises on an illegal action
-        self._actions.append(int(action))
         self._cumulative_rewards[agent] = 0.0
         self.rewards = dict.fromkeys(self.agents, 0.0)
         if self.game.is_terminal(self._state):
@@ -117,7 +114,7 @@ class raw_env(AECEnv):  # PettingZoo's name for the unwrapped env
             return None
         if self.render_mode == "ansi":
             return self.game.render(self._state)
-        return render_rgb(self.game, self._actions, self.game.legal_mask(self._state))
+        return render_rgb(self.game, self._state)
 
     def close(self) -> None:
         """Nothing to release (no window)."""

@@ -1,13 +1,12 @@
 """RGB pictures of a board drawn with numpy alone (no pygame), for ``render_mode="rgb_array"``.
 
-The picture is rebuilt from the moves played, read through the contract action encodings of
-DESIGN.md, so it relies on nothing but the public game API: players alternate, the first player
-(X, odd numbers) moves first. Sides are even so video encoders (RecordVideo) accept the frames.
+The picture is drawn from the game's own board description (``Game.board_shape``,
+``Game.picture``, ``Game.action_cell``), so any game draws without a branch on its name: blocks
+tinted by their result, the mover's cells in yellow, crosses and rings, or the digit written.
+Sides are even so video encoders (RecordVideo) accept the frames.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -34,27 +33,6 @@ DIGITS = {
     9: ("111", "101", "111", "001", "111"),
 }
 
-LINES_3X3 = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
-
-
-def grid_side(game: Game) -> int:
-    """Cells along one side of the picture's grid."""
-    if game.name == "uttt":
-        return 9
-    if game.name == "numerical_ttt":
-        return 3
-    return round(game.num_actions**0.5)
-
-
-def action_cell(game: Game, action: int) -> tuple[int, int]:
-    """(row, column) of the grid cell an action writes to (the contract encodings)."""
-    if game.name == "uttt":
-        board, cell = divmod(action, 9)
-        return 3 * (board // 3) + cell // 3, 3 * (board % 3) + cell % 3
-    if game.name == "numerical_ttt":
-        return divmod(action // 9, 3)
-    return divmod(action, grid_side(game))
-
 
 def _mark_masks(cell: int) -> tuple[np.ndarray, np.ndarray]:
     """Boolean X and O shapes filling a ``cell`` x ``cell`` square."""
@@ -78,73 +56,45 @@ def _digit_mask(digit: int, cell: int) -> np.ndarray:
     return out
 
 
-def _small_board_owners(owner: np.ndarray) -> list[int | None]:
-    """For uttt: per small board, 0/1 for its winner, 2 if full without one, None while open."""
-    result: list[int | None] = []
-    for board in range(9):
-        r, c = 3 * (board // 3), 3 * (board % 3)
-        cells = owner[r : r + 3, c : c + 3].ravel()
-        winner = next(
-            (
-                int(cells[a])
-                for a, b, d in LINES_3X3
-                if cells[a] >= 0 and cells[a] == cells[b] == cells[d]
-            ),
-            None,
-        )
-        result.append(winner if winner is not None else (2 if (cells >= 0).all() else None))
-    return result
-
-
-def render_rgb(game: Game, actions: Sequence[int], legal_mask: np.ndarray) -> np.ndarray:
-    """An (H, W, 3) uint8 picture of the position reached by ``actions`` from the start."""
-    side = grid_side(game)
-    cell = 2 * (144 // side)
-    size = side * cell + 2 * MARGIN
-    image = np.empty((size, size, 3), dtype=np.uint8)
+def render_rgb(game: Game, state: np.ndarray) -> np.ndarray:
+    """An (H, W, 3) uint8 picture of ``state``, drawn from the game's board description."""
+    shape, picture = game.board_shape, game.picture(state)
+    cell = 2 * (144 // max(shape.rows, shape.cols))
+    height, width = shape.rows * cell + 2 * MARGIN, shape.cols * cell + 2 * MARGIN
+    image = np.empty((height, width, 3), dtype=np.uint8)
     image[:] = BACKGROUND
-    board = image[MARGIN : MARGIN + side * cell, MARGIN : MARGIN + side * cell]
+    board = image[MARGIN : height - MARGIN, MARGIN : width - MARGIN]
 
-    def paint(
-        row: int,
-        col: int,
-        colour: tuple[int, int, int],
-        mask: np.ndarray | None = None,
-        height: int = 1,
-    ) -> None:
-        patch = board[row * cell : (row + height) * cell, col * cell : (col + height) * cell]
+    def paint(index: int, colour: tuple[int, int, int], mask: np.ndarray | None = None) -> None:
+        row, col = divmod(index, shape.cols)
+        patch = board[row * cell : (row + 1) * cell, col * cell : (col + 1) * cell]
         if mask is None:
             patch[:] = colour
         else:
             patch[mask] = colour
 
-    owner = np.full((side, side), -1, dtype=np.int64)  # player who wrote each cell
-    number = np.zeros((side, side), dtype=np.int64)  # numerical ttt: the number written
-    for ply, action in enumerate(actions):
-        row, col = action_cell(game, int(action))
-        owner[row, col] = ply % 2
-        number[row, col] = int(action) % 9 + 1
-
-    if game.name == "uttt":
-        for b, status in enumerate(_small_board_owners(owner)):
-            if status is not None:
-                tint = DRAWN_TINT if status == 2 else WON_TINTS[status]
-                paint(3 * (b // 3), 3 * (b % 3), tint, height=3)
-    for action in np.flatnonzero(legal_mask):
-        paint(*action_cell(game, int(action)), LEGAL_TINT)
-
+    for block, result in enumerate(picture.blocks):
+        if result:
+            won = game.mark_names.index(result) if result in game.mark_names else None
+            for index in shape.block_cells(block):
+                paint(index, DRAWN_TINT if won is None else WON_TINTS[won])
+    if not game.is_terminal(state):
+        for action in game.legal_actions(state):
+            paint(game.action_cell(state, int(action)), LEGAL_TINT)
     cross, ring = _mark_masks(cell)
-    for row, col in zip(*np.nonzero(owner >= 0), strict=True):
-        player = int(owner[row, col])
-        if game.name == "numerical_ttt":
-            shape = _digit_mask(int(number[row, col]), cell)
-        else:
-            shape = cross if player == 0 else ring
-        paint(int(row), int(col), PLAYER_COLOURS[player], shape)
+    for index, (owner, label) in enumerate(zip(picture.owners, picture.labels, strict=True)):
+        if owner >= 0:
+            digit = label.isdigit() and 1 <= int(label) <= 9
+            shape_mask = _digit_mask(int(label), cell) if digit else (cross, ring)[owner]
+            paint(index, PLAYER_COLOURS[owner], shape_mask)
 
-    for k in range(side + 1):
-        thick = 3 if game.name == "uttt" and k % 3 == 0 else 1
+    step = shape.block or shape.rows + shape.cols  # thick rules between blocks only
+    for k in range(shape.cols + 1):
+        thick = 3 if shape.block and k % step == 0 else 1
         start = MARGIN + k * cell - thick // 2
-        image[MARGIN : size - MARGIN + 1, max(start, 0) : start + thick] = LINE
-        image[max(start, 0) : start + thick, MARGIN : size - MARGIN + 1] = LINE
+        image[MARGIN : height - MARGIN + 1, max(start, 0) : start + thick] = LINE
+    for k in range(shape.rows + 1):
+        thick = 3 if shape.block and k % step == 0 else 1
+        start = MARGIN + k * cell - thick // 2
+        image[max(start, 0) : start + thick, MARGIN : width - MARGIN + 1] = LINE
     return image

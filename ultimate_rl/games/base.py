@@ -2,16 +2,20 @@
 
 The rules live in the numba kernels (``ultimate_rl.games.kernels``); this class checks input,
 copies states (they are immutable by convention) and turns kernel results into Python values.
-A subclass supplies the game's constants, its initial state, its symmetries and its text picture.
+A subclass supplies everything that is the game's own, so no code outside ``games/`` needs to know
+which game it runs: its constants, initial state and symmetries, its board for the renderers
+(``board_shape``, ``picture``, ``action_cell``), its notation for people (``parse_move``,
+``move_text``, ``notation_help``), its mark names and its rules text.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ultimate_rl.games import kernels, layout
+from ultimate_rl.games.board import BoardPicture, BoardShape
 from ultimate_rl.games.errors import GameOverError, IllegalActionError, InvalidStateError
 from ultimate_rl.games.symmetry import Symmetry
 
@@ -21,9 +25,15 @@ class Game:
 
     name: ClassVar[str]
     game_id: ClassVar[int]
+    title: ClassVar[str]  # the game's name for people: "Connect Four"
+    mark_names: ClassVar[tuple[str, str]] = ("X", "O")  # how the two players are called
+    notation_help: ClassVar[str]  # how a person types a move, in a sentence or two
     num_actions: int
     observation_shape: tuple[int, int, int]  # (planes, height, width) of ``encode``
-    symmetries: list[Symmetry]
+    symmetries: list[Symmetry]  # the identity first; any group, a single one included
+    board_shape: BoardShape  # the grid the renderers draw
+    action_cells: np.ndarray  # the grid cell each action plays on, where that is fixed
+    side_notes: tuple[str, ...] = ()  # lines a text picture prints beside the board's rows
 
     # --- what a subclass provides -------------------------------------------------------------
     def initial_state(self) -> np.ndarray:
@@ -34,6 +44,58 @@ class Game:
 
     def action_to_string(self, action: int) -> str:
         raise NotImplementedError
+
+    def string_to_action(self, text: str) -> int:
+        raise NotImplementedError
+
+    @property
+    def rules(self) -> str:
+        """The rules in two sentences, for people about to play."""
+        raise NotImplementedError
+
+    def picture(self, state: np.ndarray) -> BoardPicture:
+        """What stands on every cell of ``state``, read from the game's own state layout."""
+        raise NotImplementedError
+
+    def parse_move(self, text: str) -> int:
+        """The action a person's ``text`` names (already ``notation.normalise``d), legal or not.
+
+        Raises ``MoveError`` saying what to type when the text names no action.
+        """
+        raise NotImplementedError
+
+    # --- what a subclass may refine ------------------------------------------------------------
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options that rebuild this game with ``games.make``."""
+        return {}
+
+    @property
+    def rating_key(self) -> str:
+        """The name ratings are kept under: one rating per game and set of options."""
+        return "-".join([self.name, *(f"{k}{v}" for k, v in sorted(self.options.items()))])
+
+    def action_cell(self, state: np.ndarray, action: int) -> int:
+        """The grid cell ``action`` plays on when played in ``state``."""
+        return int(self.action_cells[action])
+
+    def piece_of(self, action: int) -> str:
+        """What ``action`` writes, where actions on one cell differ by it (a number); else ""."""
+        return ""
+
+    def move_text(self, action: int) -> str:
+        """How a move is shown to people, in a notation ``parse_move`` reads."""
+        return self.action_to_string(action)
+
+    def why_illegal(self, state: np.ndarray, action: int) -> str:
+        """A sentence saying why a well-formed ``action`` cannot be played in ``state``."""
+        if self.picture(state).owners[self.action_cell(state, action)] >= 0:
+            return f"{self.move_text(action)}: that cell is already taken"
+        return f"{self.move_text(action)} is not legal here"
+
+    def where_to_play(self, state: np.ndarray) -> str:
+        """A hint for the player to move: where they may play or what they may write; or ""."""
+        return ""
 
     # --- shared API ----------------------------------------------------------------------------
     def check_state(self, state: np.ndarray) -> np.ndarray:

@@ -37,3 +37,7 @@ class UnknownGameError(GameError, KeyError):
 
 class UnsolvableGameError(GameError):
     """The exact solver was asked for a game too large to solve."""
+
+
+class MoveError(GameError):
+    """Typed text that is not a move here; the message says what was wrong and what to type."""

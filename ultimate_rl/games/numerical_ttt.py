@@ -14,13 +14,18 @@ import re
 
 import numpy as np
 
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
-from ultimate_rl.games.errors import UnknownGameError
+from ultimate_rl.games.board import BoardPicture, BoardShape, lines
+from ultimate_rl.games.errors import MoveError, UnknownGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
+from ultimate_rl.games.notation import grid_cell, in_range
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
 _ACTION_TEXT = re.compile(r"\s*([1-9])\s*@\s*([0-8])\s*")
 _PLAYER_NAMES = ("odd (first player)", "even (second player)")
+_MOVE_TEXT = re.compile(r"(\d+) ?(?:at|@|on|in|to)? ?([a-z]?\d+[a-z]?)")
+_LINES = lines(3, 3, 3)
 
 
 def _complement_numbers() -> tuple[np.ndarray, np.ndarray]:
@@ -41,12 +46,26 @@ class NumericalTicTacToe(Game):
 
     name = "numerical_ttt"
     game_id = kn.GAME_ID
+    title = "Numerical Tic-Tac-Toe"
+    mark_names = ("odd", "even")
+    notation_help = (
+        "Type the number, then the cell 1-9 from the top left or its name a1..c3: '7 at 5', "
+        "'7@5', '7 5' or '7 at b2' writes 7 in the centre. The first player writes the odd "
+        "numbers, the second the even ones, each number once; a line summing to 15 wins."
+    )
+    rules = (
+        "Numerical tic-tac-toe: the first player writes odd numbers 1-9, the second even ones, "
+        "each once. Complete a line of three cells summing to 15 to win."
+    )
+    side_notes = ("     cells: 1 2 3", "     cells: 4 5 6", "     cells: 7 8 9")
 
     def __init__(self) -> None:
         self.num_actions = kn.NUM_ACTIONS
         self.observation_shape = (kn.NUM_PLANES, 3, 3)
+        self.board_shape = BoardShape(3, 3)
+        self.action_cells = np.arange(self.num_actions) // 9
         # an action keeps its number when the board turns: only its cell moves
-        board = board_symmetries(3, np.arange(self.num_actions) // 9)
+        board = board_symmetries(3, self.action_cells)
         self.symmetries = with_relabelling(board, "10-n", *_complement_numbers())
 
     def initial_state(self) -> np.ndarray:
@@ -68,6 +87,57 @@ class NumericalTicTacToe(Game):
                 "the centre (cells row-major from the top left)"
             )
         return 9 * int(match.group(2)) + int(match.group(1)) - 1
+
+    def picture(self, state: np.ndarray) -> BoardPicture:
+        self.check_state(state)
+        numbers = [int(state[kn.CELLS + cell]) for cell in range(9)]
+        owners = [-1 if n == 0 else (n + 1) % 2 for n in numbers]  # odd numbers: player 0
+        winning = {
+            c
+            for line in _LINES
+            if all(numbers[c] for c in line) and sum(numbers[c] for c in line) == kn.TARGET
+            for c in line
+        }
+        last = int(state[layout.LAST])
+        return BoardPicture(
+            owners=owners,
+            labels=[str(n) if n else "" for n in numbers],
+            blocks=[],
+            winning_cells=sorted(winning),
+            last_cell=None if last < 0 else last // 9,
+        )
+
+    def piece_of(self, action: int) -> str:
+        return str(int(action) % 9 + 1)
+
+    def parse_move(self, text: str) -> int:
+        """The number, then the cell 1-9 or its name: ``"7 at 5"``, ``"7@5"``, ``"7 b2"``."""
+        match = _MOVE_TEXT.fullmatch(text)
+        if match is None:
+            raise MoveError(f"could not read {text!r} as a move. {self.notation_help}")
+        number = in_range(int(match.group(1)), 9, "number")
+        where = match.group(2)
+        cell = grid_cell(where, 3, 3)
+        if cell is None:
+            cell = in_range(int(where), 9, "cell number")
+        return 9 * cell + number
+
+    def move_text(self, action: int) -> str:
+        cell, number = divmod(int(action), 9)
+        return f"{number + 1} at {cell + 1}"
+
+    def why_illegal(self, state: np.ndarray, action: int) -> str:
+        name = self.move_text(action)
+        if self.picture(state).owners[action // 9] >= 0:
+            return f"{name}: that cell is already taken"
+        number, mover = action % 9 + 1, self.current_player(state)
+        if number % 2 != (1 if mover == 0 else 0):
+            return f"{name}: {number} is not yours; you write the {self.mark_names[mover]} numbers"
+        return f"{name}: {number} has already been used"
+
+    def where_to_play(self, state: np.ndarray) -> str:
+        left = self.numbers_left(state, self.current_player(state))
+        return "Your numbers: " + ", ".join(map(str, left)) + "."
 
     def numbers_left(self, state: np.ndarray, player: int) -> list[int]:
         """The numbers ``player`` (0 odd, 1 even) has not written yet."""

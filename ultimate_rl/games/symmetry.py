@@ -1,5 +1,6 @@
-"""Game symmetries acting on planes and on actions: the 8 of a square board (the dihedral group),
-optionally composed with a relabelling of the pieces (numerical tic-tac-toe's n -> 10 - n).
+"""Game symmetries acting on planes and on actions: any subgroup of a board's turns and mirrors
+(the 8 of a square board, Connect Four's single left-right mirror, or none), optionally composed
+with a relabelling of the pieces (numerical tic-tac-toe's n -> 10 - n).
 
 One grid transform drives both views, so they cannot drift apart: a cell that the transform moves
 from grid index ``i`` to ``j`` takes every action played on ``i`` to the action of the same rank
@@ -9,9 +10,15 @@ every cell in place and renames what stands on it, so it moves plane channels an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+DIHEDRAL = tuple((rotations, flip) for flip in (False, True) for rotations in range(4))
+"""The 8 transforms of a square grid, as ``(quarter turns, mirrored first)``, the identity first."""
+MIRROR = ((0, False), (0, True))
+"""The identity and the left-right mirror: the symmetries of a board with gravity."""
 
 
 @dataclass(frozen=True)
@@ -29,7 +36,8 @@ class Symmetry:
     channel_perm: np.ndarray | None = None
 
     def grid(self, array: np.ndarray) -> np.ndarray:
-        """Transforms the last two (square) axes of ``array``: planes, or a board picture."""
+        """Transforms the last two axes of ``array`` (planes, or a board picture); an odd number
+        of quarter turns needs a square grid."""
         if self.flip:
             array = np.flip(array, axis=-1)
         return np.ascontiguousarray(np.rot90(array, self.rotations, axes=(-2, -1)))
@@ -53,33 +61,40 @@ class Symmetry:
         return self.action_perm[np.asarray(actions, dtype=np.int64)]
 
 
-def board_symmetries(size: int, action_cells: np.ndarray) -> list[Symmetry]:
-    """The 8 symmetries of a ``size`` x ``size`` grid, the identity first.
+def board_symmetries(
+    rows: int,
+    action_cells: np.ndarray,
+    cols: int | None = None,
+    transforms: Sequence[tuple[int, bool]] = DIHEDRAL,
+) -> list[Symmetry]:
+    """The symmetries ``transforms`` of a ``rows`` x ``cols`` grid (square by default), in order.
 
-    ``action_cells[a]`` is the grid index (row * size + col) of the cell action ``a`` plays on.
+    ``action_cells[a]`` is the grid index (row * cols + col) of the cell action ``a`` plays on;
+    ``transforms`` lists ``(quarter turns, mirrored first)`` pairs, the identity first.
     """
+    cols = rows if cols is None else cols
+    if rows != cols and any(turns % 2 for turns, _ in transforms):
+        raise ValueError(f"a {rows}x{cols} grid has no quarter-turn symmetry; use MIRROR or none")
     action_cells = np.asarray(action_cells, dtype=np.int64)
     num_actions = len(action_cells)
     # rank of each action among the actions on its cell, and (cell, rank) -> action
     rank = np.zeros(num_actions, dtype=np.int64)
     by_cell: dict[tuple[int, int], int] = {}
-    seen = np.zeros(size * size, dtype=np.int64)
+    seen = np.zeros(rows * cols, dtype=np.int64)
     for a, cell in enumerate(action_cells):
         rank[a] = seen[cell]
         seen[cell] += 1
         by_cell[(int(cell), int(rank[a]))] = a
-    index = np.arange(size * size).reshape(size, size)
+    index = np.arange(rows * cols).reshape(rows, cols)
     out = []
-    for flip in (False, True):
-        for rotations in range(4):
-            name = f"{'flip+' if flip else ''}rot{90 * rotations}"
-            moved = Symmetry(name, rotations, flip, rank).grid(index).ravel()
-            cell_perm = np.argsort(moved)  # moved[j] is the cell now at j; cell_perm its inverse
-            perm = [
-                by_cell[(int(cell_perm[c]), int(r))]
-                for c, r in zip(action_cells, rank, strict=True)
-            ]
-            out.append(Symmetry(name, rotations, flip, np.array(perm, dtype=np.int64)))
+    for rotations, flip in transforms:
+        name = f"{'flip+' if flip else ''}rot{90 * rotations}"
+        moved = Symmetry(name, rotations, flip, rank).grid(index).ravel()
+        cell_perm = np.argsort(moved)  # moved[j] is the cell now at j; cell_perm its inverse
+        perm = [
+            by_cell[(int(cell_perm[c]), int(r))] for c, r in zip(action_cells, rank, strict=True)
+        ]
+        out.append(Symmetry(name, rotations, flip, np.array(perm, dtype=np.int64)))
     return out
 
 

@@ -9,16 +9,32 @@ cell's square on the 9x9 grid, chess style: a column letter ``a``..``i`` and a r
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
-from ultimate_rl.games.errors import GameError
+from ultimate_rl.games.board import BoardPicture, BoardShape, lines
+from ultimate_rl.games.errors import GameError, MoveError
 from ultimate_rl.games.kernels import uttt as ku
+from ultimate_rl.games.notation import cell_name, grid_cell, in_range
 from ultimate_rl.games.symmetry import board_symmetries
 
 _MARKS = ("X", "O")
 _COLUMNS = "abcdefghi"
+BOARD_NAMES = (
+    "top left",
+    "top",
+    "top right",
+    "left",
+    "centre",
+    "right",
+    "bottom left",
+    "bottom",
+    "bottom right",
+)
+_BIG_LINES = lines(3, 3, 3)  # the lines of small boards that win the game
 
 
 def action_rows_cols() -> tuple[np.ndarray, np.ndarray]:
@@ -32,12 +48,26 @@ class UltimateTicTacToe(Game):
 
     name = "uttt"
     game_id = ku.GAME_ID
+    title = "Ultimate Tic-Tac-Toe"
+    notation_help = (
+        "Type the big board and the cell, both numbered 1-9 from the top left like a phone "
+        "keypad read row by row ('5 3' or '53': centre board, top-right cell), or the column "
+        "a-i and row 1-9 on the 9x9 grid ('e5' or '5e')."
+    )
+    rules = (
+        "Ultimate tic-tac-toe: nine small boards in a 3x3 grid. Your move's cell picks the "
+        "small board your opponent must play in next (any open board if that one is closed); "
+        "win three small boards in a line."
+    )
+    side_notes = ("    boards and cells:", "      1 2 3", "      4 5 6", "      7 8 9")
 
     def __init__(self) -> None:
         self.num_actions = ku.NUM_ACTIONS
         self.observation_shape = (ku.NUM_PLANES, 9, 9)
+        self.board_shape = BoardShape(9, 9, block=3)
         rows, cols = action_rows_cols()
-        self.symmetries = board_symmetries(9, rows * 9 + cols)
+        self.action_cells = rows * 9 + cols
+        self.symmetries = board_symmetries(9, self.action_cells)
         self._action_at = np.empty((9, 9), dtype=np.int64)  # grid square -> action
         self._action_at[rows, cols] = np.arange(self.num_actions)
 
@@ -57,6 +87,69 @@ class UltimateTicTacToe(Game):
         if len(key) != 2 or key[0] not in _COLUMNS or key[1] not in "123456789":
             raise GameError(f"{text!r} is not a square name; use a1..i9 (column, row from top)")
         return int(self._action_at[int(key[1]) - 1, _COLUMNS.index(key[0])])
+
+    def picture(self, state: np.ndarray) -> BoardPicture:
+        self.check_state(state)
+        owners = [-1] * 81
+        for action, cell in enumerate(self.action_cells):
+            board, bit = divmod(action, 9)
+            for player, plane in enumerate((ku.X_CELLS, ku.O_CELLS)):
+                if state[plane + board] >> bit & 1:
+                    owners[cell] = player
+        blocks = []
+        for board in range(9):
+            won = [p for p, field in enumerate((ku.WON_X, ku.WON_O)) if state[field] >> board & 1]
+            closed = state[ku.CLOSED] >> board & 1
+            blocks.append(_MARKS[won[0]] if won else "draw" if closed else "")
+        winning = {
+            int(self.action_cells[9 * board + c])
+            for line in _BIG_LINES
+            if blocks[line[0]] in _MARKS and blocks[line[0]] == blocks[line[1]] == blocks[line[2]]
+            for board in line
+            for c in range(9)
+        }
+        last = int(state[layout.LAST])
+        return BoardPicture(
+            owners=owners,
+            labels=["" if o < 0 else _MARKS[o] for o in owners],
+            blocks=blocks,
+            winning_cells=sorted(winning),
+            last_cell=None if last < 0 else int(self.action_cells[last]),
+        )
+
+    def parse_move(self, text: str) -> int:
+        """``"5 3"`` (board, cell, both 1-9) or a square name on the 9x9 grid (``"e5"``)."""
+        pair = re.fullmatch(r"(\d) ?(\d)", text)
+        if pair:
+            board = in_range(int(pair.group(1)), 9, "board number")
+            return 9 * board + in_range(int(pair.group(2)), 9, "cell number")
+        grid = grid_cell(text, 9, 9)
+        if grid is None:
+            raise MoveError(f"could not read {text!r} as a move. {self.notation_help}")
+        return int(self._action_at.flat[grid])
+
+    def move_text(self, action: int) -> str:
+        board, cell = divmod(int(action), 9)
+        grid = cell_name(int(self.action_cells[action]), 9)
+        return f"{grid} (board {board + 1}, cell {cell + 1})"
+
+    def why_illegal(self, state: np.ndarray, action: int) -> str:
+        name = self.move_text(action)
+        if self.picture(state).owners[self.action_cell(state, action)] >= 0:
+            return f"{name}: that cell is already taken"
+        playable = self.playable_boards(state)
+        if len(playable) == 1:
+            return (
+                f"{name}: you must play in board {playable[0] + 1} (highlighted), "
+                "where the last move sent you"
+            )
+        return f"{name}: board {action // 9 + 1} is closed (won or full); play in any open board"
+
+    def where_to_play(self, state: np.ndarray) -> str:
+        playable = self.playable_boards(state)
+        if len(playable) == 1:
+            return f"Play in board {playable[0] + 1} ({BOARD_NAMES[playable[0]]})."
+        return "Play in any open board."
 
     def playable_boards(self, state: np.ndarray) -> list[int]:
         """The small boards (0..8) the player to move may play in; empty once the game is over."""

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ultimate_rl.play.notation import NOTATION_HELP, MoveError, parse_move, why_illegal
+from ultimate_rl.play.notation import MoveError, parse_move
 from ultimate_rl.play.service import GameRecord, PlayError, PlayService
 from ultimate_rl.play.session import parse_side, parse_turn_seconds
 
@@ -65,7 +65,7 @@ class WebPlay:
         }
 
     def info(self) -> dict[str, Any]:
-        return {**self.service.info(), "notation": NOTATION_HELP[self.service.game.name]}
+        return {**self.service.info(), "notation": self.service.game.notation_help}
 
     def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -143,7 +143,7 @@ class WebPlay:
             if not isinstance(body["move"], str):
                 raise PlayError(400, "'move' must be text such as 'e5'")
             try:
-                return parse_move(game, match.state, body["move"], match.view())
+                return parse_move(game, match.state, body["move"])
             except MoveError as err:
                 raise PlayError(422, str(err)) from None
         action = body.get("action")
@@ -154,9 +154,7 @@ class WebPlay:
         if not 0 <= action < game.num_actions:
             raise PlayError(422, f"action {action} is outside 0..{game.num_actions - 1}")
         if not game.legal_mask(match.state)[action]:
-            raise PlayError(
-                422, f"illegal move: {why_illegal(game, match.state, action, match.view())}"
-            )
+            raise PlayError(422, f"illegal move: {game.why_illegal(match.state, action)}")
         return action
 
     def resign(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:

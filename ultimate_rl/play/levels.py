@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ultimate_rl import agents
+from ultimate_rl.games import is_solvable
 from ultimate_rl.games.base import Game
 from ultimate_rl.play.opponent import SHIPPED_FOLDERS
 from ultimate_rl.play.session import Agent
@@ -119,10 +120,10 @@ def decide(
     return Decision(action, best, value, analysed=True)
 
 
-def evaluation_file(game_name: str) -> Path | None:
-    """The shipped calibration run of ``game_name``'s agent, if there is one."""
+def evaluation_file(game_key: str) -> Path | None:
+    """The shipped calibration run of the agent for ``game_key`` (``Game.rating_key``), if any."""
     for folder in SHIPPED_FOLDERS:
-        path = folder / f"{game_name}_agent_evaluation" / "evaluation.json"
+        path = folder / f"{game_key}_agent_evaluation" / "evaluation.json"
         if path.is_file():
             return path
     return None
@@ -150,10 +151,10 @@ def calibrated_levels(path: Path, seed: int | None = None) -> list[Level]:
 def default_levels(game: Game, seed: int | None = None) -> list[Level]:
     """The levels offered for ``game``: random, then the calibrated ladder, or UCT and perfect."""
     levels = [Level("random", "random", seed=seed)]
-    path = evaluation_file(game.name) if game.name == "uttt" else None
+    path = evaluation_file(game.rating_key)
     if path is not None:
         return levels + calibrated_levels(path, seed)
     levels.append(Level("uct-1000", "uct", {"num_simulations": 1000}, seed=seed))
-    if game.name == "numerical_ttt" or (game.name == "tictactoe" and game.num_actions <= 16):
-        levels.append(Level("perfect", "perfect", seed=seed))  # the solver handles these sizes
+    if is_solvable(game):
+        levels.append(Level("perfect", "perfect", seed=seed))
     return levels

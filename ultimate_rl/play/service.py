@@ -22,7 +22,6 @@ import numpy as np
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
 from ultimate_rl.play.levels import Decision, Level, analysis_parts, assess, decide
-from ultimate_rl.play.notation import move_to_text
 from ultimate_rl.play.session import Match
 from ultimate_rl.play.store import Database
 
@@ -36,36 +35,6 @@ class PlayError(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
-
-
-def game_options(game: Game) -> dict[str, Any]:
-    """The options that rebuild ``game`` with ``ultimate_rl.games.make`` (tic-tac-toe's size, k)."""
-    return {"size": game.size, "k": game.k} if game.name == "tictactoe" else {}
-
-
-def game_key(game: Game) -> str:
-    """The name ratings are kept under: one rating per game and board size."""
-    options = game_options(game)
-    return (
-        f"tictactoe-{options['size']}x{options['size']}-k{options['k']}" if options else game.name
-    )
-
-
-def rules_text(game: Game) -> str:
-    """The rules of the game being played, in two sentences."""
-    if game.name == "uttt":
-        return (
-            "Ultimate tic-tac-toe: nine small boards in a 3x3 grid. Your move's cell picks the "
-            "small board your opponent must play in next (any open board if that one is closed); "
-            "win three small boards in a line."
-        )
-    if game.name == "numerical_ttt":
-        return (
-            "Numerical tic-tac-toe: the first player writes odd numbers 1-9, the second even ones, "
-            "each once. Complete a line of three cells summing to 15 to win."
-        )
-    size, k = game.size, game.k
-    return f"Tic-tac-toe on {size}x{size}: {k} in a row (across, down or diagonally) wins."
 
 
 def check_player_name(name: Any) -> str:
@@ -119,7 +88,7 @@ class PlayService:
         self.level(self.default_level)
         self.db = db
         self.clock = clock
-        self.key = game_key(game)
+        self.key = game.rating_key
         self.cache_size = max(1, cache_size)
         self._cache: OrderedDict[str, GameRecord] = OrderedDict()
 
@@ -142,8 +111,10 @@ class PlayService:
     def info(self) -> dict[str, Any]:
         return {
             "game": self.game.name,
-            "game_options": game_options(self.game),
-            "rules": rules_text(self.game),
+            "title": self.game.title,
+            "mark_names": list(self.game.mark_names),
+            "game_options": self.game.options,
+            "rules": self.game.rules,
             "levels": [level.to_json() for level in self.levels.values()],
             "default_level": self.default_level,
         }
@@ -216,7 +187,7 @@ class PlayService:
             "version": record.version,
             "key": self.key,
             "game": self.game.name,
-            "options": game_options(self.game),
+            "options": self.game.options,
             "level": record.level.name,
             "rating": record.level.rating,
             "rated": record.rated,
@@ -347,12 +318,10 @@ class PlayService:
                     "ply": ply,
                     "by": "you" if mover == match.human else "agent",
                     "move": action,
-                    "move_text": move_to_text(self.game, action),
+                    "move_text": self.game.move_text(action),
                     "best": review.get("best"),
                     "best_text": (
-                        None
-                        if review.get("best") is None
-                        else move_to_text(self.game, review["best"])
+                        None if review.get("best") is None else self.game.move_text(review["best"])
                     ),
                     "value_for_you": (
                         None

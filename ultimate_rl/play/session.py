@@ -145,7 +145,7 @@ class Match:
         return {"win": "You win!", "loss": "The agent wins.", "draw": "Draw."}[result]
 
     def view(self) -> BoardView:
-        return board_view(self.game, self.actions, self.state)
+        return board_view(self.game, self.state)
 
     def to_json(self, now: float = 0.0) -> dict[str, Any]:
         """Everything a front end needs to draw the game, its clock and its status."""

@@ -14,13 +14,12 @@ from typing import TextIO
 
 from ultimate_rl.games.base import Game
 from ultimate_rl.play.levels import Level
-from ultimate_rl.play.notation import NOTATION_HELP, MoveError, move_to_text, parse_move
+from ultimate_rl.play.notation import MoveError, parse_move
 from ultimate_rl.play.service import (
     GameRecord,
     PlayError,
     PlayService,
     check_player_name,
-    rules_text,
 )
 from ultimate_rl.play.session import Agent, Match, parse_side
 from ultimate_rl.play.store import Database
@@ -34,41 +33,18 @@ COMMANDS_HELP = (
 
 _RESET = "\033[0m"
 _STYLES = {
-    "X": "\033[1;31m",  # bold red
-    "O": "\033[1;34m",  # bold blue
+    "p0": "\033[1;31m",  # bold red: the first player's pieces
+    "p1": "\033[1;34m",  # bold blue: the second player's
     "active": "\033[43m",  # yellow background: where the person may play
     "last": "\033[7m",  # reverse video: the last move
     "dim": "\033[2m",
 }
 
-# Pictures of a decided small board (3 rows of 9 characters).
-_CLOSED_BOARD = {
-    "X": ("  \\   /  ", "    X    ", "  /   \\  "),
-    "O": ("  .---.  ", "  | O |  ", "  '---'  "),
-    "draw": ("         ", "  draw   ", "         "),
-}
-# Beside the grid: how boards and cells are numbered for the "5 3" notation.
-_UTTT_KEY = (
-    "    boards and cells:",
-    "      1 2 3",
-    "      4 5 6",
-    "      7 8 9",
-    "",
-    "",
-    "",
-    "",
-    "",
-)
-BOARD_NAMES = (
-    "top left",
-    "top",
-    "top right",
-    "left",
-    "centre",
-    "right",
-    "bottom left",
-    "bottom",
-    "bottom right",
+# Pictures of a decided 3x3 block (3 rows of 9 characters): won by player 0, by player 1, drawn.
+_CLOSED_BLOCK = (
+    ("  \\   /  ", "    {}    ", "  /   \\  "),
+    ("  .---.  ", "  | {} |  ", "  '---'  "),
+    ("         ", "  draw   ", "         "),
 )
 
 
@@ -77,70 +53,48 @@ def _paint(text: str, style: str, color: bool) -> str:
 
 
 def _cell(view: BoardView, index: int, color: bool) -> str:
-    """A 3-character cell: the mark (in brackets if it was the last move), a dot if playable."""
+    """A 3-character cell: the piece (in brackets if it was the last move), a dot if playable."""
     mark = view.cells[index]
     if not mark:
         text = " · " if view.playable_cells[index] else "   "
         return _paint(text, "active" if view.playable_cells[index] else "", color)
-    owner_style = "XO"[view.owners[index]] if not view.geometry.writes_numbers else ""
     if index == view.last_cell:
         return _paint(f"[{mark}]", "last", color) if color else f"[{mark}]"
-    return _paint(f" {mark} ", owner_style, color)
+    return _paint(f"{mark:^3}", f"p{view.owners[index]}", color)
 
 
-def draw_uttt(view: BoardView, color: bool) -> str:
-    """The 9x9 grid with the small boards boxed; decided boards drawn as one big mark."""
-    rule = "    +" + "+".join(["---------"] * 3) + "+"
-    letters = ["  ".join(chr(97 + c) for c in range(b, b + 3)) for b in (0, 3, 6)]
-    lines = ["      " + "   ".join(letters), rule]
-    for row in range(9):
-        parts = []
-        for big_col in range(3):
-            board = 3 * (row // 3) + big_col
-            result = view.boards[board]
-            if result:
-                picture = _CLOSED_BOARD[result][row % 3]
-                style = result if result in ("X", "O") else "dim"
-                parts.append(_paint(picture, style, color))
-            else:
-                parts.append(
-                    "".join(_cell(view, row * 9 + 3 * big_col + c, color) for c in range(3))
-                )
-        lines.append(f"  {row + 1} |" + "|".join(parts) + "|" + _UTTT_KEY[row])
-        if row % 3 == 2:
-            lines.append(rule)
-    return "\n".join(lines)
-
-
-def draw_grid(view: BoardView, color: bool) -> str:
-    """A small square board (tic-tac-toe, numerical); numerical shows the cell numbers beside it."""
-    side = view.geometry.side
-    rule = "    +" + "+".join(["---"] * side) + "+"
-    lines = ["      " + "   ".join(chr(97 + c) for c in range(side)), rule]
-    for row in range(side):
-        cells = "|".join(_cell(view, row * side + c, color) for c in range(side))
-        line = f"  {row + 1} |{cells}|"
-        if view.geometry.writes_numbers:
-            line += "     cells: " + " ".join(str(row * side + c + 1) for c in range(side))
-        lines += [line, rule]
-    return "\n".join(lines)
+def _closed_block(view: BoardView, result: str, line: int, color: bool) -> str:
+    """One line of the picture of a decided block."""
+    player = view.mark_names.index(result) if result in view.mark_names else 2
+    picture = _CLOSED_BLOCK[player][line].format(result)
+    return _paint(picture, f"p{player}" if player < 2 else "dim", color)
 
 
 def draw_board(view: BoardView, color: bool = False) -> str:
-    """The text picture of a position for the terminal."""
-    return draw_uttt(view, color) if view.geometry.is_uttt else draw_grid(view, color)
-
-
-def where_to_play(view: BoardView) -> str:
-    """One line telling the mover where they may play (uttt) or what they may write (numerical)."""
-    if view.geometry.is_uttt:
-        if len(view.active_boards) == 1:
-            board = view.active_boards[0]
-            return f"Play in board {board + 1} ({BOARD_NAMES[board]}), marked with dots."
-        return "You may play in any open board (the dotted cells)."
-    if view.geometry.writes_numbers:
-        return "Your numbers: " + ", ".join(map(str, view.numbers_left)) + "."
-    return ""
+    """The text picture of a position: the grid, blocks boxed (a decided 3x3 one drawn as one
+    big mark), column letters on top, row numbers on the left, the game's notes on the right."""
+    shape = view.shape
+    step = shape.block or 1
+    groups = range(0, shape.cols, step)
+    rule = "    +" + "+".join(["---" * step] * len(groups)) + "+"
+    letters = ["".join(f" {chr(97 + c)} " for c in range(g, g + step)) for g in groups]
+    lines = [("     " + " ".join(letters)).rstrip(), rule]
+    notes = view.notes
+    for row in range(shape.rows):
+        parts = []
+        for g in groups:
+            block = shape.block_of(row * shape.cols + g) if shape.block else -1
+            if block >= 0 and view.blocks[block] and shape.block == 3:
+                parts.append(_closed_block(view, view.blocks[block], row % 3, color))
+            else:
+                parts.append(
+                    "".join(_cell(view, row * shape.cols + c, color) for c in range(g, g + step))
+                )
+        note = notes[row] if row < len(notes) else ""
+        lines.append(f"{row + 1:>3} |" + "|".join(parts) + "|" + note)
+        if (row + 1) % step == 0:
+            lines.append(rule)
+    return "\n".join(lines)
 
 
 @dataclass
@@ -210,16 +164,14 @@ class TerminalPlay:
         return you, f"{record.level.name} ({marks[1 - record.match.human]})"
 
     def game_marks(self) -> tuple[str, str]:
-        return ("odd", "even") if self.game.name == "numerical_ttt" else ("X", "O")
+        return self.game.mark_names
 
     def show(self, match: Match) -> None:
         view = match.view()
         self.say()
         self.say(draw_board(view, self.color))
-        if match.human_to_move:
-            hint = where_to_play(view)
-            if hint:
-                self.say(hint)
+        if match.human_to_move and view.hint:
+            self.say(view.hint)
 
     def human_turn(self, record: GameRecord) -> None:
         """Asks until the person types a legal move or a command that ends the turn."""
@@ -236,20 +188,20 @@ class TerminalPlay:
             if command in ("quit", "exit", "q"):
                 raise _Quit
             if command in ("help", "h", "?"):
-                self.say(NOTATION_HELP[self.game.name])
+                self.say(self.game.notation_help)
                 self.say(COMMANDS_HELP)
             elif command == "board":
                 self.show(match)
             elif command in ("moves", "legal"):
                 legal = self.game.legal_actions(match.state)
-                self.say("Legal moves: " + ", ".join(move_to_text(self.game, a) for a in legal))
+                self.say("Legal moves: " + ", ".join(self.game.move_text(a) for a in legal))
             elif command == "resign":
                 if self.confirm("Resign this game?", default=False):
                     self.service.resign(record)
                     return
             else:
                 try:
-                    action = parse_move(self.game, match.state, text, match.view())
+                    action = parse_move(self.game, match.state, text)
                 except MoveError as err:
                     self.say(f"Not a move here: {err}")
                     continue
@@ -263,7 +215,7 @@ class TerminalPlay:
         start = time.perf_counter()
         action = self.service.agent_move(record)
         seconds = time.perf_counter() - start
-        self.say(f" plays {move_to_text(self.game, action)} ({seconds:.1f} s)")
+        self.say(f" plays {self.game.move_text(action)} ({seconds:.1f} s)")
 
     def play_game(self, human: int, resume: GameRecord | None = None) -> Match:
         self.record = record = resume or self.service.create(
@@ -279,7 +231,7 @@ class TerminalPlay:
         verb = "Resumed" if resume else "New"
         clock = f" You have {match.turn_seconds:g} s a move." if match.turn_seconds else ""
         rated = f" Rated for {record.player}." if record.rated else ""
-        self.say(f"\n{verb} game of {self.game.name}: {you} against {them}; {first} moves first.")
+        self.say(f"\n{verb} game of {self.game.title}: {you} against {them}; {first} moves first.")
         if clock or rated:
             self.say((clock + rated).strip())
         while not match.over:
@@ -303,8 +255,8 @@ class TerminalPlay:
         alternate = str(side).strip().lower() == "alternate"
         human = 0 if alternate else parse_side(side)
         scores = Scoreboard()
-        self.say(rules_text(self.game))
-        self.say(NOTATION_HELP[self.game.name])
+        self.say(self.game.rules)
+        self.say(self.game.notation_help)
         self.say(COMMANDS_HELP)
         if self.rated:
             self.service.check_rated(self.level)  # before asking the person's name

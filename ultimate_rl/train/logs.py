@@ -166,7 +166,7 @@ class RunLog:
         logits, values = self.evaluate(planes, masks)
         policies = np.exp(logits - logits.max(axis=1, keepdims=True)) * masks
         policies /= policies.sum(axis=1, keepdims=True)
-        image = probe_image(game, planes, policies, values)
+        image = probe_image(game, states, policies, values)
         self.writer.add_image("probes/policy_value", image, iteration)
         for k, value in enumerate(values):
             self.writer.add_scalar(f"probes/value_{k}", float(value), iteration)

@@ -32,6 +32,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from ultimate_rl.games import GAMES
+from ultimate_rl.train.game_configs import game_node
 from ultimate_rl.train.run import CONFIG_DIR
 from ultimate_rl.train.schema import GameSection, TrainConfig, field_default
 
@@ -115,6 +116,18 @@ def default_choices() -> dict[str, str | None]:
 def group_presets(group: str) -> list[Preset]:
     """The options of a config group, from listing ``configs/GROUP/``."""
     chosen = default_choices().get(group)
+    if group == "game":  # derived from the list of games, not from files
+        return [
+            Preset(
+                group,
+                name,
+                _first_sentence(inspect.getdoc(cls) or ""),
+                game_node(name),
+                {},
+                name == chosen,
+            )
+            for name, cls in GAMES.items()
+        ]
     out = []
     for path in sorted((CONFIG_DIR / group).glob("*.yaml")):
         values = OmegaConf.to_container(OmegaConf.load(path))
@@ -122,8 +135,6 @@ def group_presets(group: str) -> list[Preset]:
         picks = _picks(values.pop("defaults", []))
         values = {str(k): v for k, v in values.items()}
         description = _header_sentence(path.read_text())
-        if not description and group == "game" and values.get("name") in GAMES:
-            description = _first_sentence(inspect.getdoc(GAMES[values["name"]]) or "")
         out.append(Preset(group, path.stem, description, values, picks, path.stem == chosen))
     return out
 

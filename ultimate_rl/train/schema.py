@@ -206,8 +206,9 @@ class GameSection:
     """``game``: which game; its other keys are the game's options (``games.make``)."""
 
     name: str = "tictactoe"
-    """The game: ``tictactoe``, ``numerical_ttt`` or ``uttt`` (``ultimate_rl.games.GAMES``);
-    pick it with ``game=NAME`` (``configs/game/NAME.yaml``), which also sets its options."""
+    """The game: one of ``ultimate_rl.games.GAMES`` (``uttt``, ``tictactoe``...);
+    pick it with ``game=NAME`` (one option per game of ``games.registry``), which also sets its
+    options."""
 
 
 @dataclass
@@ -227,7 +228,7 @@ class TrainConfig:
     run_name: str = "${game.name}"
     """Names the run folder, ``runs/RUN_NAME/DATE``; each experiment preset sets its own."""
     game: GameSection = field(default_factory=GameSection)
-    """The game to learn: ``game=NAME`` (``configs/game/``); checked by ``games.make``."""
+    """The game to learn: ``game=NAME`` (``train.game_configs``); checked by ``games.make``."""
     model: ModelConfig = field(default_factory=ModelConfig)
     """The network: ``model=NAME`` (``configs/model/``); checked by ``ModelConfig``, and saved
     in every checkpoint, so an agent file rebuilds it."""

@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import layout
+from ultimate_rl.games.board import lines
 from ultimate_rl.games.registry import game_id
 
 GAME_ID = game_id("tictactoe")
@@ -30,19 +31,10 @@ MAX_SIZE = 5
 MIN_K = 3
 NUM_PLANES = 3  # own marks, opponent marks, "the first player moves"
 
-_DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))
-
 
 def _line_masks(size: int, k: int) -> list[int]:
     """Bitmasks of every k-cell straight line on a size x size board."""
-    lines = []
-    for row in range(size):
-        for col in range(size):
-            for dr, dc in _DIRECTIONS:
-                end_r, end_c = row + dr * (k - 1), col + dc * (k - 1)
-                if 0 <= end_r < size and 0 <= end_c < size:
-                    lines.append(sum(1 << ((row + dr * i) * size + col + dc * i) for i in range(k)))
-    return lines
+    return [sum(1 << cell for cell in line) for line in lines(size, size, k)]
 
 
 def _line_tables() -> tuple[np.ndarray, np.ndarray]:

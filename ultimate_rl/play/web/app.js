@@ -5,20 +5,15 @@
 // step with other windows and with the agent.
 "use strict";
 
-const TITLES = {
-  uttt: "Ultimate Tic-Tac-Toe",
-  numerical_ttt: "Numerical Tic-Tac-Toe",
-  tictactoe: "Tic-Tac-Toe",
-};
-const BOARD_NAMES = ["top left", "top", "top right", "left", "centre", "right",
-  "bottom left", "bottom", "bottom right"];
+// The board JSON is the game's own description (rows x cols cells, optional blocks, what each
+// cell holds, which actions a click on a cell plays), so nothing here names a game.
 const STORE = "ultimate_rl.";
 
 const ui = {
   info: null,       // /api/info
   game: null,       // the last game JSON from the server, for the game on screen
   token: null,      // this game's play token (null: watching)
-  number: null,     // numerical_ttt: the number the person is about to write
+  piece: null,      // what the person is about to write, where a cell offers a choice (numbers)
   sending: false,   // a move or resign of this page is in flight
   pending: null,    // the cell of the person's move, drawn before the server answers
   analysis: null,   // the last analysis JSON, for the position it was made in
@@ -53,7 +48,7 @@ function el(tag, className, text) {
 }
 
 function markNames() {
-  return ui.info.game === "numerical_ttt" ? ["odd", "even"] : ["X", "O"];
+  return ui.info.mark_names;
 }
 
 function showError(message) {
@@ -74,7 +69,7 @@ function cellButton(board, index, humanCanPlay) {
   button.dataset.cell = String(index);
   let mark = board.cells[index];
   if (!mark && index === ui.pending) {
-    mark = board.game === "numerical_ttt" ? String(ui.number) : markNames()[ui.game.human];
+    mark = board.pieces_left.length ? ui.piece : markNames()[ui.game.human];
     button.classList.add("pending", ui.game.human === 0 ? "p0" : "p1");
   }
   if (mark) {
@@ -96,46 +91,51 @@ function cellButton(board, index, humanCanPlay) {
   return button;
 }
 
-function drawUttt(container, board, humanCanPlay) {
-  container.className = "board uttt";
-  for (let b = 0; b < 9; b++) {
+function drawBlocks(container, board, humanCanPlay) {
+  // a grid cut into block x block sub-boards (uttt's small boards), each boxed and tinted
+  const perRow = board.cols / board.block;
+  container.className = "board blocks";
+  container.style.setProperty("--cols", String(perRow));
+  for (let b = 0; b < board.blocks.length; b++) {
     const small = el("div", "small");
     small.dataset.board = String(b);
-    const result = board.boards[b];
-    if (humanCanPlay && board.active_boards.includes(b)) small.classList.add("active");
-    if (result) small.classList.add(result === "draw" ? "drawn" : `won-${result.toLowerCase()}`);
-    for (let c = 0; c < 9; c++) {
-      const row = 3 * Math.floor(b / 3) + Math.floor(c / 3);
-      const col = 3 * (b % 3) + (c % 3);
-      small.appendChild(cellButton(board, row * 9 + col, humanCanPlay));
+    small.style.setProperty("--cols", String(board.block));
+    const result = board.blocks[b];
+    const winner = markNames().indexOf(result);
+    if (humanCanPlay && board.active_blocks.includes(b)) small.classList.add("active");
+    if (result) small.classList.add(winner < 0 ? "drawn" : `won-p${winner}`);
+    for (let c = 0; c < board.block * board.block; c++) {
+      const row = board.block * Math.floor(b / perRow) + Math.floor(c / board.block);
+      const col = board.block * (b % perRow) + (c % board.block);
+      small.appendChild(cellButton(board, row * board.cols + col, humanCanPlay));
     }
-    if (result && result !== "draw") small.appendChild(el("div", "big-mark", result));
+    if (winner >= 0) small.appendChild(el("div", "big-mark", result));
     container.appendChild(small);
   }
 }
 
 function drawGrid(container, board, humanCanPlay) {
-  container.className = `board grid side-${board.side}`;
-  container.style.setProperty("--side", String(board.side));
-  for (let i = 0; i < board.side * board.side; i++) {
+  container.className = `board grid side-${Math.max(board.rows, board.cols)}`;
+  container.style.setProperty("--cols", String(board.cols));
+  for (let i = 0; i < board.rows * board.cols; i++) {
     container.appendChild(cellButton(board, i, humanCanPlay));
   }
 }
 
-function drawNumbers(game) {
+function drawPieces(game) {
   const picker = $("numbers");
   picker.replaceChildren();
   const board = game.board;
-  const show = board.game === "numerical_ttt" && canPlay();
+  const show = board.pieces_left.length > 0 && canPlay();
   picker.hidden = !show;
   if (!show) return;
-  if (!board.numbers_left.includes(ui.number)) ui.number = board.numbers_left[0];
+  if (!board.pieces_left.includes(ui.piece)) ui.piece = board.pieces_left[0];
   picker.appendChild(el("span", "muted", "Write:"));
-  for (const n of board.numbers_left) {
-    const button = el("button", n === ui.number ? "number selected" : "number", String(n));
+  for (const piece of board.pieces_left) {
+    const button = el("button", piece === ui.piece ? "number selected" : "number", piece);
     button.type = "button";
-    button.dataset.number = String(n);
-    button.addEventListener("click", () => { ui.number = n; drawNumbers(ui.game); });
+    button.dataset.number = piece;
+    button.addEventListener("click", () => { ui.piece = piece; drawPieces(ui.game); });
     picker.appendChild(button);
   }
 }
@@ -146,15 +146,8 @@ function statusText(game) {
   if (game.over) return game.result_text;
   if (!ui.token) return `Watching (read-only): ${game.human_to_move ? "the person" : "the agent"} is to move.`;
   if (ui.pending !== null || game.thinking || !game.human_to_move) return "The agent is thinking…";
-  let text = `Your move (${names[game.human]}).`;
-  if (board.game === "uttt") {
-    text += board.active_boards.length === 1
-      ? ` Play in the ${BOARD_NAMES[board.active_boards[0]]} board (highlighted).`
-      : " Play in any open board (highlighted).";
-  } else if (board.game === "numerical_ttt") {
-    text += " Pick a number, then a cell; a line summing to 15 wins.";
-  }
-  return text;
+  return board.hint ? `Your move (${names[game.human]}). ${board.hint}`
+    : `Your move (${names[game.human]}).`;
 }
 
 function draw() {
@@ -162,10 +155,10 @@ function draw() {
   const board = game.board;
   const container = $("board");
   container.replaceChildren();
-  if (board.game === "uttt") drawUttt(container, board, canPlay());
+  if (board.block) drawBlocks(container, board, canPlay());
   else drawGrid(container, board, canPlay());
   container.classList.toggle("over", game.over);
-  drawNumbers(game);
+  drawPieces(game);
 
   $("status").classList.remove("error");
   $("status").textContent = statusText(game);
@@ -228,8 +221,8 @@ function drawAnalysis() {
 
 function overlayPolicy(analysis) {
   const board = ui.game.board;
-  const perCell = new Array(board.side * board.side).fill(0);
-  analysis.policy.forEach((p, action) => { perCell[board.action_cells[action]] += p; });
+  const perCell = board.cell_actions.map(
+    (actions) => actions.reduce((sum, action) => sum + (analysis.policy[action] || 0), 0));
   const top = Math.max(...perCell, 1e-9);
   for (const button of $("board").querySelectorAll(".cell")) {
     const p = perCell[Number(button.dataset.cell)];
@@ -397,8 +390,9 @@ async function watch(generation) {
 
 function actionForCell(cell) {
   const board = ui.game.board;
-  if (board.game === "numerical_ttt") return 9 * cell + (ui.number - 1);
-  return board.action_cells.indexOf(cell);
+  const actions = board.cell_actions[cell];
+  if (!board.pieces_left.length) return actions[0];
+  return actions.find((action) => board.action_pieces[action] === ui.piece);
 }
 
 async function send(path, body) {
@@ -499,11 +493,9 @@ async function start() {
     showError(`The server does not answer: ${error.message}`);
     return;
   }
-  const title = TITLES[ui.info.game] || ui.info.game;
-  const options = ui.info.game_options;
-  const size = options.size ? ` ${options.size}x${options.size}, ${options.k} in a row` : "";
+  const title = ui.info.title;
   document.title = `${title} — play`;
-  $("title").textContent = title + size;
+  $("title").textContent = title;
   $("rules").textContent = ui.info.rules;
   const names = markNames();
   $("side-x").textContent = `${names[0]} (first)`;

@@ -1,0 +1,29 @@
+"""The Hydra ``game`` config group, derived from the list of games (no YAML file per game).
+
+``register_game_configs()`` stores one option per game of ``games.GAMES``: the game's name and
+its constructor's options with their defaults (``game=tictactoe`` gives ``size: 3, k: 3``). Every
+script calls it before Hydra composes, so ``game=NAME`` works for a game as soon as it is in the
+registry.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+
+from ultimate_rl.games import GAMES
+
+
+def game_node(name: str) -> dict[str, Any]:
+    """``{"name": name, option: default, ...}``: the ``game`` node of ``game=name``."""
+    params = list(inspect.signature(GAMES[name].__init__).parameters.values())[1:]
+    return {"name": name, **{p.name: p.default for p in params if p.default is not p.empty}}
+
+
+def register_game_configs() -> None:
+    """Stores every game as an option of the ``game`` group; calling it again does nothing new."""
+    store = ConfigStore.instance()
+    for name in GAMES:
+        store.store(group="game", name=name, node=game_node(name))
