@@ -18,7 +18,6 @@ from ultimate_rl.envs import BoardGameEnv, BoardGameVectorEnv
 from ultimate_rl.games import kernels
 
 VECTOR_BOARDS = 256
-PLAYOUT_GAMES = {"uttt": {}, "numerical_ttt": {}, "tictactoe": {"size": 3, "k": 3}}
 
 
 @njit(cache=True)
@@ -42,7 +41,7 @@ def measure(work: Callable[[int], None], seconds: float, batch: int) -> float:
 
 
 def playouts_per_s(name: str, seconds: float) -> float:
-    state = games.make(name, **PLAYOUT_GAMES[name]).initial_state()
+    state = games.make(name).initial_state()  # each game with its default options
     kernels.seed(0)
     return measure(lambda count: _playouts(state, count), seconds, batch=2000)
 
@@ -84,7 +83,7 @@ def run(cfg: Any) -> dict[str, float]:
     if seconds <= 0:
         raise ValueError(f"seconds must be positive, got {seconds}")
     figures = {
-        f"{name}_random_playouts_per_s": playouts_per_s(name, seconds) for name in PLAYOUT_GAMES
+        f"{name}_random_playouts_per_s": playouts_per_s(name, seconds) for name in games.GAMES
     }
     figures["uttt_env_steps_per_s"] = env_steps_per_s(seconds)
     figures["uttt_vector_env_steps_per_s"] = vector_env_steps_per_s(seconds)
