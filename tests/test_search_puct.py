@@ -292,7 +292,7 @@ def test_search_params_record_carries_the_config_by_name():
     assert params.virtual_loss == 0.0  # one leaf per tree: no descent can collide with another
     several = SearchParams.from_config(SearchConfig(leaves_per_tree=4, virtual_loss=2.0))
     assert (several.virtual_loss, several.leaves_per_tree) == (2.0, 4)
-    # the kernels reach each algorithm through the registry by this index
+    # the kernels reach each algorithm through the registry (derived from the names) by this index
     assert tuple(algorithm.name for algorithm in REGISTRY) == ALGORITHMS
 
 

@@ -9,7 +9,8 @@ from typing import NamedTuple
 import numpy as np
 
 ALGORITHMS = ("puct", "gumbel")
-"""Names of the batched search algorithms; ``SearchParams.algorithm`` is an index into this."""
+"""The batched search algorithms, each the module ``search/NAME.py`` (``core.REGISTRY`` derives
+from this list); ``SearchParams.algorithm`` is an index into it."""
 
 
 class SearchError(ValueError):

@@ -13,6 +13,7 @@ One simulation step over ``B`` trees is three calls, whatever ``B`` is:
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import NamedTuple
 
@@ -21,12 +22,19 @@ from numba import literal_unroll, njit
 from numba.core.registry import CPUDispatcher
 
 from ultimate_rl.games import kernels, layout
-from ultimate_rl.search import gumbel, puct
+from ultimate_rl.search.algorithm import Algorithm
+from ultimate_rl.search.config import ALGORITHMS
 from ultimate_rl.search.tree import PENDING, keep_subtree, plant_root
 
-REGISTRY = (puct.PUCT, gumbel.GUMBEL)
-"""Every batched algorithm, in the order of ``config.ALGORITHMS`` (``SearchParams.algorithm``
-indexes both): adding one is a module like ``puct.py``, its entry here and its name there."""
+
+def _algorithm(name: str) -> Algorithm:
+    """Algorithm ``name``: the ``NAME`` record (upper case) of module ``search/name.py``."""
+    return getattr(importlib.import_module(f"ultimate_rl.search.{name}"), name.upper())
+
+
+REGISTRY = tuple(_algorithm(name) for name in ALGORITHMS)
+"""Every batched algorithm, derived from ``config.ALGORITHMS`` (``SearchParams.algorithm``
+indexes both): adding one is a module like ``puct.py`` and its name in that list."""
 
 
 class _Selector(NamedTuple):
