@@ -188,7 +188,7 @@ def test_unsolvable_games_and_bad_states_raise() -> None:
     with pytest.raises(UnsolvableGameError, match="no exact solver"):
         solve(uttt, uttt.initial_state())
     five = make("tictactoe", size=5, k=4)
-    with pytest.raises(UnsolvableGameError, match="3x3 and 4x4"):
+    with pytest.raises(UnsolvableGameError, match="no exact solver"):
         solve(five, five.initial_state())
     with pytest.raises(InvalidStateError):
         solve(make("tictactoe"), make("tictactoe", size=4, k=3).initial_state())

@@ -97,6 +97,16 @@ class Game:
         """A hint for the player to move: where they may play or what they may write; or ""."""
         return ""
 
+    def exact_action_values(self, state: np.ndarray) -> np.ndarray | None:
+        """The exact result of each action for the mover (+1 / 0 / -1; ``solver.ILLEGAL`` where
+        illegal), or None where the game's solver cannot value ``state`` (uttt: anywhere)."""
+        return None
+
+    def exact_positions(self, count: int, seed: int) -> list[np.ndarray]:
+        """``count`` seeded positions ``exact_action_values`` answers: the evaluation's
+        optimal-move test set; [] for a game without a solver."""
+        return []
+
     # --- shared API ----------------------------------------------------------------------------
     def check_state(self, state: np.ndarray) -> np.ndarray:
         """Returns ``state`` if it is a state of this game, else raises InvalidStateError."""

@@ -14,12 +14,13 @@ import re
 
 import numpy as np
 
-from ultimate_rl.games import layout
+from ultimate_rl.games import layout, solver
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.board import BoardPicture, BoardShape, lines
 from ultimate_rl.games.errors import MoveError, UnknownGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
 from ultimate_rl.games.notation import grid_cell, in_range
+from ultimate_rl.games.positions import sample_positions
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
 _ACTION_TEXT = re.compile(r"\s*([1-9])\s*@\s*([0-8])\s*")
@@ -138,6 +139,12 @@ class NumericalTicTacToe(Game):
     def where_to_play(self, state: np.ndarray) -> str:
         left = self.numbers_left(state, self.current_player(state))
         return "Your numbers: " + ", ".join(map(str, left)) + "."
+
+    def exact_action_values(self, state: np.ndarray) -> np.ndarray | None:
+        return solver.action_values(self, state) if solver.is_solvable(self) else None
+
+    def exact_positions(self, count: int, seed: int) -> list[np.ndarray]:
+        return sample_positions(self, count, seed) if solver.is_solvable(self) else []
 
     def numbers_left(self, state: np.ndarray, player: int) -> list[int]:
         """The numbers ``player`` (0 odd, 1 even) has not written yet."""

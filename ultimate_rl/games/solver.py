@@ -270,12 +270,19 @@ def action_values(game: Game, state: np.ndarray) -> np.ndarray:
 
 
 def solve(game: Game, state: np.ndarray) -> tuple[int, np.ndarray]:
-    """Exact value of ``state`` for the player to move and the sorted actions that achieve it.
+    """Exact value of ``state`` for the player to move and the sorted actions that achieve it,
+    from the game's own solver (``Game.exact_action_values``: these tables, or Connect Four's).
 
     A finished game gets its result from the view of the player whose turn it would be (so -1
     after a win) and no actions.
     """
-    values = action_values(game, state)
+    if game.is_terminal(state):
+        return int(_terminal_value(state)), np.zeros(0, dtype=np.int64)
+    values = game.exact_action_values(state)
+    if values is None:
+        raise UnsolvableGameError(
+            f"no exact solver for this position of {game!r}; use a search agent (e.g. uct)"
+        )
     legal = values != ILLEGAL
     if not legal.any():
         return int(_terminal_value(state)), np.zeros(0, dtype=np.int64)

@@ -41,7 +41,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from ultimate_rl.games import is_solvable, sample_positions
+from ultimate_rl.games import is_solvable
 from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
 from ultimate_rl.nn.evaluator import float32_path
 from ultimate_rl.search import Evaluator
@@ -230,10 +230,9 @@ class PeriodicEvaluation:
         self.run, self.evaluate = run, evaluate
         self.rating_hook, self.snapshot = rating_hook, snapshot
         self.solved = is_solvable(run.game)
-        wanted = run.eval.optimal_positions if self.solved else 0
-        self.positions = (
-            sample_positions(run.game, wanted, run.eval.positions_seed) if wanted > 0 else None
-        )
+        wanted = run.eval.optimal_positions  # where the game's solver can value positions
+        positions = run.game.exact_positions(wanted, run.eval.positions_seed) if wanted else []
+        self.positions = positions or None
 
     def __call__(self, learner: Learner) -> dict[str, Any] | None:
         """The report of this iteration, or ``None`` if nothing was due; updates the progress's
