@@ -21,6 +21,7 @@ from ultimate_rl.games import (
     layout,
     make,
 )
+from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
 CONFIGS = {name: (name, {}) for name in GAMES} | {  # every registered game, and more sizes
@@ -80,7 +81,8 @@ def test_random_sequences_keep_the_invariants(key: str, seed: int, length: int) 
         assert np.array_equal(before, copy)  # apply never mutates its input
         assert game.current_player(after) == 1 - game.current_player(before)
         assert after[layout.MOVES] == before[layout.MOVES] + 1 and after[layout.LAST] == action
-        assert not game.legal_mask(after)[action]  # the cell (or number on it) is used up
+        pieces = [sum(o >= 0 for o in game.picture(s).owners) for s in (before, after)]
+        assert pieces[1] == pieces[0] + 1  # every move puts one piece on the board
     for state in states:
         check_position(game, state)
     if game.is_terminal(states[-1]):
@@ -154,6 +156,8 @@ def test_illegal_and_out_of_range_actions_raise(key: str) -> None:
     game = GAME_OBJECTS[key]
     first = int(game.legal_actions(game.initial_state())[0])
     state = game.apply(game.initial_state(), first)
+    while game.legal_mask(state)[first]:  # a column of Connect Four takes several pieces
+        state = game.apply(state, first)
     for bad in (first, game.num_actions, -1):
         with pytest.raises(IllegalActionError, match=f"illegal action {bad} ") as err:
             game.apply(state, bad)
@@ -166,7 +170,9 @@ def test_unknown_game_name_lists_the_valid_ones() -> None:
     message = str(err.value)
     assert "chess" in message
     assert all(name in message for name in GAMES)
-    assert set(GAMES) == {"uttt", "numerical_ttt", "tictactoe"}
+    assert list(GAMES) == list(GAME_NAMES)  # the registry's order, which is also the ids'
+    assert [GAMES[name].game_id for name in GAME_NAMES] == list(range(len(GAME_NAMES)))
+    assert [k.game_id for k in kernels.GAMES] == list(range(len(GAME_NAMES)))
 
 
 @pytest.mark.parametrize(
