@@ -9,7 +9,7 @@ env IDs, the Hydra ``game`` config group and the tests' parametrisation. A game'
 
 from __future__ import annotations
 
-GAME_NAMES: tuple[str, ...] = ("uttt", "numerical_ttt", "tictactoe")
+GAME_NAMES: tuple[str, ...] = ("uttt", "numerical_ttt", "tictactoe", "connect_four")
 
 
 def game_id(name: str) -> int:
