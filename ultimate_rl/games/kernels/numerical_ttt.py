@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import layout
+from ultimate_rl.games.board import lines
 from ultimate_rl.games.registry import game_id
 
 GAME_ID = game_id("numerical_ttt")
@@ -31,7 +32,7 @@ TARGET = 15
 # first (odd) player moves
 NUM_PLANES = 19
 
-_LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
+_LINES = lines(3, 3, 3)
 
 
 def _cell_lines() -> np.ndarray:

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import layout
+from ultimate_rl.games.board import lines
 from ultimate_rl.games.registry import game_id
 
 GAME_ID = game_id("uttt")
@@ -35,7 +36,7 @@ FULL = 0x1FF  # all nine bits
 NUM_ACTIONS = 81
 NUM_PLANES = 8
 
-_LINES = (0o007, 0o070, 0o700, 0o111, 0o222, 0o444, 0o421, 0o124)
+_LINES = tuple(sum(1 << cell for cell in line) for line in lines(3, 3, 3))  # 9-bit masks
 
 
 def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
