@@ -145,7 +145,7 @@ def run_checkpoints(run_dir: Path) -> list[tuple[Path, int, Game]]:
 
 
 def _game(spec: str | Mapping[str, Any]) -> Game:
-    """A game from its name or from a ``configs/game`` entry (``{name: tictactoe, size: 4}``)."""
+    """A game from its name or from a ``game`` config node (``{name: tictactoe, size: 4}``)."""
     if isinstance(spec, str):
         return make(spec)
     options = dict(spec)

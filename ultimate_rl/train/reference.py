@@ -326,7 +326,12 @@ def _presets_markdown(group: str, keys: list[KeyDoc]) -> str:
     presets = group_presets(group)
     if len(presets) == 1:
         return f"Preset: `{group}={presets[0].name}` (`configs/{group}/{presets[0].name}.yaml`)."
-    lines = [f"Presets (`{group}=NAME`, files in `configs/{group}/`):", ""]
+    where = (
+        "one per game of `ultimate_rl/games/registry.py`"
+        if group == "game"
+        else f"files in `configs/{group}/`"
+    )
+    lines = [f"Presets (`{group}=NAME`, {where}):", ""]
     lines += ["| Preset | Description | Sets, besides the defaults below |", "| --- | --- | --- |"]
     for preset in presets:
         name = f"`{preset.name}` (default)" if preset.default else f"`{preset.name}`"
