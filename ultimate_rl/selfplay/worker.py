@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, fields
-from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.evaluator import BACKENDS
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.selfplay.targets import ALL_TARGETS, search_targets
 
 
 @dataclass
@@ -206,38 +206,38 @@ class SelfPlayData:
     """Training positions of one self-play round (the replay buffer's ``add`` arguments).
 
     Positions are raw states, not network planes: 128 bytes each instead of the planes' kilobytes,
-    which is what worker processes send back and the replay buffer keeps.
+    which is what worker processes send back and the replay buffer keeps. ``targets`` holds one
+    array per ``ALL_TARGETS`` entry, also read as the attribute of its name (``data.policies``).
     """
 
     states: np.ndarray  # [N, STATE_LEN] int32
-    policies: np.ndarray  # [N, A] float32
-    values: np.ndarray  # [N] float32, mover's view
-    full_search: np.ndarray  # [N] bool
-    root_values: np.ndarray  # [N] float32, the search's root value, mover's view
-    opponent_policies: np.ndarray  # [N, A] float32, the next position's policy target or zeros
+    targets: dict[str, np.ndarray]  # [N, ...] per target, by name (``selfplay.targets``)
     stats: SelfPlayStats = field(default_factory=SelfPlayStats)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        # only called for names that are not attributes; ``__dict__`` lookup is safe mid-unpickle
+        targets = self.__dict__.get("targets", {})
+        if name not in targets:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return targets[name]
+
+    @classmethod
+    def empty(cls, num_actions: int) -> SelfPlayData:
+        """No positions, every array of its shape: what a round of no games returns."""
+        states = np.zeros((0, layout.STATE_LEN), layout.STATE_DTYPE)
+        return cls(states, {t.name: t.zeros(0, num_actions) for t in ALL_TARGETS})
 
     @classmethod
     def concatenate(cls, parts: list[SelfPlayData]) -> SelfPlayData:
+        """The parts' positions in order, their stats merged."""
         stats = SelfPlayStats()
         for part in parts:
             stats = stats.merge(part.stats)
-        arrays = [np.concatenate([getattr(p, f) for p in parts]) for f in _ARRAY_FIELDS]
-        return cls(*arrays, stats=stats)
-
-
-class _Record(NamedTuple):
-    """One recorded position: a row of every ``SelfPlayData`` array, in field order."""
-
-    states: np.ndarray
-    policies: np.ndarray
-    values: float
-    full_search: bool
-    root_values: float
-    opponent_policies: np.ndarray
-
-
-_ARRAY_FIELDS = _Record._fields
+        states = np.concatenate([p.states for p in parts])
+        targets = {
+            name: np.concatenate([p.targets[name] for p in parts]) for name in parts[0].targets
+        }
+        return cls(states, targets, stats)
 
 
 class _TimedEvaluate:
@@ -283,7 +283,8 @@ class _SelfPlayRound:
         self.searcher = BatchedSearch(game, max(slots, 1), search, seed=int(rng.integers(2**63)))
         self.num_games, self.started = num_games, 0
         self.stats = SelfPlayStats()
-        self.recorded: list[_Record] = []
+        # one part per finished game, after an empty one: a round of no games has its arrays too
+        self.recorded = [SelfPlayData.empty(game.num_actions)]
         self.live = [self._start_game(i) for i in range(slots)]
 
     def _start_game(self, row: int) -> _LiveGame:
@@ -352,14 +353,7 @@ class _SelfPlayRound:
         if game.would_resign >= 0:
             stats.resign_checks += 1
             stats.resign_false += first_player_result * (1 - 2 * game.would_resign) >= 0
-        no_reply = np.zeros(self.game.num_actions, np.float32)
-        for j, (state, policy, full, root_value) in enumerate(game.history):
-            mover_sign = 1.0 - 2.0 * state[layout.PLAYER]
-            # the reply's policy is a target only where it came from a full search
-            reply = game.history[j + 1] if j + 1 < len(game.history) else None
-            reply_policy = reply[1] if reply is not None and reply[2] else no_reply
-            value = first_player_result * mover_sign
-            self.recorded.append(_Record(state, policy, value, full, root_value, reply_policy))
+        self.recorded.append(_game_data(game.history, first_player_result))
         if self.started < self.num_games:
             self.live[row] = self._start_game(row)
             return
@@ -385,23 +379,24 @@ class SelfPlayWorker:
         while games.live:
             games.step(timed)
         stats = games.stats
-        stats.positions = len(games.recorded)
         stats.seconds = time.perf_counter() - start_time
         stats.nn_seconds = timed.seconds
-        return self._to_arrays(games.recorded, stats)
+        data = SelfPlayData.concatenate(games.recorded)
+        stats.positions = len(data.states)
+        data.stats = stats
+        return data
 
-    def _to_arrays(self, recorded: list[_Record], stats: SelfPlayStats) -> SelfPlayData:
-        actions = (self.game.num_actions,)
-        shapes = _Record(
-            ((layout.STATE_LEN,), np.int32),
-            (actions, np.float32),
-            ((), np.float32),
-            ((), np.bool_),
-            ((), np.float32),
-            (actions, np.float32),
-        )
-        arrays = [
-            np.array([r[k] for r in recorded], dtype).reshape(len(recorded), *shape)
-            for k, (shape, dtype) in enumerate(shapes)
-        ]
-        return SelfPlayData(*arrays, stats=stats)
+
+def _game_data(
+    history: list[tuple[np.ndarray, np.ndarray, bool, float]], first_player_result: float
+) -> SelfPlayData:
+    """A finished game's positions with their targets: each move's search, the game's result
+    from the mover's view, and the reply's policy where a full search gave it."""
+    states = np.stack([move[0] for move in history])
+    policies = np.stack([move[1] for move in history])
+    full = np.array([move[2] for move in history])
+    root_values = np.array([move[3] for move in history])
+    values = first_player_result * (1.0 - 2.0 * states[:, layout.PLAYER])
+    replies = np.zeros_like(policies)
+    replies[:-1] = np.where(full[1:, None], policies[1:], 0.0)
+    return SelfPlayData(states, search_targets(policies, values, root_values, full, replies))
