@@ -157,22 +157,11 @@ def test_the_checker_catches_upward_imports(
     assert layering_violations(root) == expected
 
 
-# Waits on moving ``RaySettings`` out of ``selfplay/parallel.py`` into a settings schema, which
-# changes the "Declared in" line of the generated docs/reference/config.md.
-PENDING_CIRCLES = {
-    "ultimate_rl/selfplay/parallel.py -> ultimate_rl/selfplay/ray_backend.py"
-    " -> ultimate_rl/selfplay/parallel.py",
-}
-
-
 def test_no_two_modules_import_each_other():
     circles = import_circles(PACKAGE)
-    new = [circle for circle in circles if circle not in PENDING_CIRCLES]
-    assert not new, "modules that import each other (move the shared piece below both):\n" + (
-        "\n".join(new)
+    assert not circles, "modules that import each other (move the shared piece below both):\n" + (
+        "\n".join(circles)
     )
-    gone = sorted(PENDING_CIRCLES - set(circles))
-    assert not gone, f"these circles are broken: drop them from PENDING_CIRCLES: {gone}"
 
 
 X, Y, Z, INIT = (f"ultimate_rl/a/{name}.py" for name in ("x", "y", "z", "__init__"))

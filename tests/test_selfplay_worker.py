@@ -11,14 +11,14 @@ from ultimate_rl.games import layout, make
 from ultimate_rl.search import BatchedSearch, SearchConfig
 from ultimate_rl.selfplay import worker as worker_module
 from ultimate_rl.selfplay.parallel import split_games
-from ultimate_rl.selfplay.targets import ALL_TARGETS
-from ultimate_rl.selfplay.worker import (
+from ultimate_rl.selfplay.schema import (
     PlayoutCapSettings,
     RandomOpeningSettings,
     ResignSettings,
     SelfPlaySettings,
-    SelfPlayWorker,
 )
+from ultimate_rl.selfplay.targets import ALL_TARGETS
+from ultimate_rl.selfplay.worker import SelfPlayWorker
 
 
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -12,7 +12,7 @@ from contextlib import closing
 from functools import partial
 from typing import Any
 
-from ultimate_rl.selfplay.parallel import RaySettings
+from ultimate_rl.selfplay.schema import RaySettings
 from ultimate_rl.workers import bounded_jobs
 
 

@@ -27,7 +27,8 @@ from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.selfplay.inference_server import InferenceClient
-from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlayWorker
+from ultimate_rl.selfplay.schema import SelfPlaySettings
+from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlayWorker
 
 Weights = dict[str, np.ndarray]
 """A model's state dict as numpy arrays: pickles small, ``ray.put`` stores it zero-copy."""

@@ -21,7 +21,7 @@ from typing import Any
 import ray
 
 from ultimate_rl.selfplay.actor import ActorCore, ActorSpec, Job, Result, Weights
-from ultimate_rl.selfplay.parallel import RaySettings
+from ultimate_rl.selfplay.schema import RaySettings
 from ultimate_rl.workers import ACTOR_ENV
 
 
