@@ -28,7 +28,8 @@ from ultimate_rl.nn import choice as path_choice
 from ultimate_rl.nn.evaluator import float32_outputs
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.parallel import SelfPlayPool
-from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings
+from ultimate_rl.selfplay.schema import SelfPlaySettings
+from ultimate_rl.selfplay.worker import SelfPlayData
 
 GAMES = ["uttt", "numerical_ttt", "tictactoe"]
 SMALL = {"blocks": 2, "channels": 8, "value_hidden": 8, "mlp_hidden": (16, 16)}

@@ -24,7 +24,7 @@ from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.actor import ActorSpec, export_weights
 from ultimate_rl.selfplay.inference_server import InferenceClient, InferenceServer, _Server
-from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.train import train
 
 NETS = {

@@ -5,7 +5,9 @@ play. Packages
 on one level are siblings and never import each other (search sees a network only as an
 ``evaluate`` callable); ``evaluate`` sits above ``train`` in the flow yet never imports it, so an
 agent and a checkpoint load without the training code. Every import counts, including those
-inside functions, since a lazy import still ties the layers together.
+inside functions, since a lazy import still ties the layers together. Nor do two modules import
+each other, directly or round a longer circle (which only a layer's own modules can form): the
+piece they share belongs in a module below both.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ultimate_rl"
 LEVELS: dict[str, int] = {
     "_numba_cache": 0,  # process setup that every layer may use; imports nothing of ours
     "faults": 0,  # failpoints for the fault-injection tests; imports nothing of ours
+    "workers": 0,  # how worker processes start (threads, stop signals); imports nothing of ours
     "games": 1,
     "search": 2,
     "nn": 2,
@@ -38,24 +41,73 @@ LEVELS: dict[str, int] = {
 FORBIDDEN: set[tuple[str, str]] = {("evaluate", "train")}
 
 
-def imported_parts(path: Path, root: Path) -> set[str]:
-    """The top-level parts of ``ultimate_rl`` that the module at ``path`` (under the package
-    folder ``root``) imports, anywhere in the module."""
-    module = ".".join(path.relative_to(root.parent).with_suffix("").parts)
-    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+def imported_names(path: Path, root: Path) -> set[str]:
+    """The dotted names under ``ultimate_rl`` that the module at ``path`` (under the package
+    folder ``root``) imports, anywhere in the module: ``M`` for ``import M``, ``M.x`` for
+    ``from M import x`` (``x`` a module or a name in ``M``)."""
+    module = module_name(path, root)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        names: list[str] = []
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *filter(None, [node.module])])
-            names = [base] if base != "ultimate_rl" else [f"{base}.{a.name}" for a in node.names]
-        found.update(name.split(".")[1] for name in names if name.startswith("ultimate_rl."))
-    return found
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {name for name in found if name.startswith("ultimate_rl.")}
+
+
+def imported_parts(path: Path, root: Path) -> set[str]:
+    """The top-level parts of ``ultimate_rl`` that the module at ``path`` imports."""
+    return {name.split(".")[1] for name in imported_names(path, root)}
+
+
+def module_name(path: Path, root: Path) -> str:
+    """The dotted module a file is (a package's ``__init__.py``: the package)."""
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path) -> dict[Path, set[Path]]:
+    """Each module file under ``root`` -> the module files it imports (a name imported from a
+    module counts as that module)."""
+    files = {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
+    graph: dict[Path, set[Path]] = {path: set() for path in files.values()}
+    for path in files.values():
+        for name in imported_names(path, root):
+            prefixes = [name.rsplit(".", k)[0] for k in range(name.count(".") + 1)]
+            module = next((files[p] for p in prefixes if p in files), path)
+            graph[path] |= {module} - {path}
+    return graph
+
+
+def shortest_way_back(graph: dict[Path, set[Path]], start: Path) -> list[Path]:
+    """The shortest chain of imports from ``start`` back to it (empty: there is none)."""
+    ways = {start: [start]}
+    queue = [start]
+    for node in queue:  # breadth first
+        for imported in sorted(graph[node]):
+            if imported == start:
+                return [*ways[node], start]
+            if imported not in ways:
+                ways[imported] = [*ways[node], imported]
+                queue.append(imported)
+    return []
+
+
+def import_circles(root: Path) -> list[str]:
+    """The circles of modules that import each other, directly or through others, each named
+    once as ``"a.py -> b.py -> a.py"``; every module on a circle is on one of them."""
+    graph = import_graph(root)
+    circles: dict[frozenset[Path], str] = {}
+    for start in sorted(graph):
+        way = shortest_way_back(graph, start)
+        if way and frozenset(way) not in circles:
+            circles[frozenset(way)] = " -> ".join(str(p.relative_to(root.parent)) for p in way)
+    return list(circles.values())
 
 
 def layering_violations(root: Path) -> list[str]:
@@ -103,3 +155,46 @@ def test_the_checker_catches_upward_imports(
     (root / source).write_text(code)
     expected = [f"ultimate_rl/{source} imports ultimate_rl.{violated}"] if violated else []
     assert layering_violations(root) == expected
+
+
+def test_no_two_modules_import_each_other():
+    circles = import_circles(PACKAGE)
+    assert not circles, "modules that import each other (move the shared piece below both):\n" + (
+        "\n".join(circles)
+    )
+
+
+X, Y, Z, INIT = (f"ultimate_rl/a/{name}.py" for name in ("x", "y", "z", "__init__"))
+
+
+@pytest.mark.parametrize(
+    ("files", "circles"),
+    [
+        ({"a/x.py": "from ultimate_rl.a import y", "a/y.py": "import ultimate_rl.a.x"}, [[X, Y]]),
+        ({"a/x.py": "from .y import f", "a/y.py": "def g():\n    from .x import h\n"}, [[X, Y]]),
+        (
+            {
+                "a/x.py": "from . import y",
+                "a/y.py": "from . import z",
+                "a/z.py": "from .x import f",
+            },
+            [[X, Y, Z]],
+        ),
+        (
+            {"a/__init__.py": "from .x import f", "a/x.py": "from ultimate_rl.a import g"},
+            [[INIT, X]],
+        ),
+        ({"a/x.py": "from .y import f", "a/y.py": "from .z import g", "a/z.py": "import os"}, []),
+        ({"a/__init__.py": "from .x import f", "a/x.py": "from ultimate_rl.a.y import g"}, []),
+    ],
+)
+def test_the_checker_names_modules_that_import_each_other(
+    tmp_path: Path, files: dict[str, str], circles: list[list[str]]
+):
+    root = tmp_path / "ultimate_rl"
+    for name, code in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(code)
+    (root / "a" / "y.py").touch()  # so ``ultimate_rl.a.y`` is a module in every case
+    expected = [" -> ".join([*circle, circle[0]]) for circle in circles]
+    assert import_circles(root) == expected

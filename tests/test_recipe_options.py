@@ -12,8 +12,9 @@ from ultimate_rl.nn import Batch, ModelConfig, build_model
 from ultimate_rl.nn.losses import losses_for, soft_policy_loss, training_loss
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.augment import apply_symmetries
+from ultimate_rl.selfplay.schema import PlayoutCapSettings, SelfPlaySettings
 from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS
-from ultimate_rl.selfplay.worker import PlayoutCapSettings, SelfPlaySettings, SelfPlayWorker
+from ultimate_rl.selfplay.worker import SelfPlayWorker
 from ultimate_rl.train.config import check_config
 from ultimate_rl.train.learner import Learner, mix_value_targets
 from ultimate_rl.train.run import compose_train_config

@@ -20,7 +20,7 @@ from ultimate_rl.nn import build_model
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.parallel import SelfPlayPool
-from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.selfplay.schema import SelfPlaySettings
 
 GAME_SPEC = {"name": "tictactoe", "options": {}}
 

@@ -13,8 +13,8 @@ ray = pytest.importorskip("ray")
 from test_selfplay_faults import kill_worker_0_when_its_job_is_sent, make_pool  # noqa: E402
 from test_train_loop import tiny  # noqa: E402
 
-from ultimate_rl.selfplay.parallel import RaySettings  # noqa: E402
 from ultimate_rl.selfplay.ray_backend import init_ray  # noqa: E402
+from ultimate_rl.selfplay.schema import RaySettings  # noqa: E402
 from ultimate_rl.train import train  # noqa: E402
 
 

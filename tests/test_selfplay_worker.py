@@ -11,13 +11,14 @@ from ultimate_rl.games import layout, make
 from ultimate_rl.search import BatchedSearch, SearchConfig
 from ultimate_rl.selfplay import worker as worker_module
 from ultimate_rl.selfplay.parallel import split_games
-from ultimate_rl.selfplay.worker import (
+from ultimate_rl.selfplay.schema import (
     PlayoutCapSettings,
     RandomOpeningSettings,
     ResignSettings,
     SelfPlaySettings,
-    SelfPlayWorker,
 )
+from ultimate_rl.selfplay.targets import ALL_TARGETS
+from ultimate_rl.selfplay.worker import SelfPlayWorker
 
 
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -48,6 +49,17 @@ def test_targets_follow_the_rules_and_each_movers_result():
     for begin, end in zip(starts, [*starts[1:], len(data.values)], strict=True):
         values = data.values[begin:end]
         assert np.all(values[1:] == -values[:-1])
+
+
+def test_selfplay_records_every_declared_target_in_its_dtype_and_shape():
+    game, data = play(games=3)
+    assert list(data.targets) == [t.name for t in ALL_TARGETS]
+    for target in ALL_TARGETS:
+        array = getattr(data, target.name)  # each target reads as the attribute of its name
+        assert array is data.targets[target.name] and array.dtype == target.dtype
+        assert array.shape == (len(data.states), *target.shape(game.num_actions))
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = data.nothing
 
 
 def test_same_seed_same_games_other_seed_other_games():

@@ -9,7 +9,7 @@ import pytest
 from hydra.errors import ConfigCompositionException, HydraException
 from omegaconf import OmegaConf
 
-from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.train import ConfigError, check_config, prepare_run
 from ultimate_rl.train.config import SECTIONS
 from ultimate_rl.train.learner import learning_rate
@@ -81,6 +81,19 @@ def test_selfplay_section_is_the_workers_settings_with_the_files_defaults():
     settings = check_config(compose_train_config(overrides)).selfplay
     assert settings.playout_cap.fraction_full == 0.25
     assert settings.temperature == 2.0 and isinstance(settings.temperature, float)
+
+
+def test_the_selfplay_sections_still_import_from_where_they_were_declared():
+    from ultimate_rl.selfplay import parallel, schema, worker
+
+    for name in (
+        "SelfPlaySettings",
+        "PlayoutCapSettings",
+        "ResignSettings",
+        "RandomOpeningSettings",
+    ):
+        assert getattr(worker, name) is getattr(schema, name)
+    assert parallel.RaySettings is schema.RaySettings
 
 
 def test_config_files_state_the_dataclass_defaults():

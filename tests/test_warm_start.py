@@ -78,6 +78,33 @@ def test_supervised_steps_learn_the_labels_and_save_for_init_from(tmp_path: Path
     torch.testing.assert_close(fresh.model.state_dict(), learner.model.state_dict())
 
 
+def test_labels_fill_every_target_a_recipe_stores():
+    """UCT's root value is the value target and the root value, its visits the policy of a full
+    search, and a label has no opponent's reply."""
+    warm = WarmStartSection(positions=6, simulations=16, max_plies=4)
+    states, policies, values = parallel_uct_labels(TICTACTOE, warm, 1, seed=0, show_progress=False)
+    run = small_run(
+        "optim.value_target_q_weight=0.5",
+        "model.aux_heads=[opponent_policy]",
+        "optim.loss_weights.opponent_policy=0.15",
+    )
+    learner = Learner(run, torch.device("cpu"))
+    assert learn_labels(learner, (states, policies, values), 0, show_progress=False) == {}
+    stored = {name: array[:6] for name, array in learner.replay.targets.items()}
+    assert sorted(stored) == [
+        "full_search",
+        "opponent_policies",
+        "policies",
+        "root_values",
+        "values",
+    ]
+    np.testing.assert_array_equal(learner.replay.states[:6], states)
+    np.testing.assert_array_equal(stored["policies"], policies)
+    np.testing.assert_array_equal(stored["values"], values)
+    np.testing.assert_array_equal(stored["root_values"], values)
+    assert stored["full_search"].all() and not stored["opponent_policies"].any()
+
+
 TINY = tiny_run_overrides(
     "eval.every=0",
     "train.warm_start.positions=40",

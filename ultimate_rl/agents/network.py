@@ -24,7 +24,7 @@ from ultimate_rl.agents import register
 from ultimate_rl.agents.base import Agent, Analysis, check_playable
 from ultimate_rl.games.base import Game
 from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
-from ultimate_rl.nn.evaluator import make_evaluator
+from ultimate_rl.nn.choice import make_evaluator
 from ultimate_rl.search import BatchedSearch, SearchConfig
 
 MAX_LEAVES_PER_TREE = 16  # batched leaves a call by default: ~4x the simulations/s of one

@@ -20,8 +20,10 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass, field
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,7 @@ from ultimate_rl.evaluate.specs import (
 )
 from ultimate_rl.evaluate.sprt import SPRTConfig, SPRTResult, sprt
 from ultimate_rl.games import Game, random_opening
+from ultimate_rl.workers import bounded_jobs, first_finished
 
 OVER_BUDGET_SLACK = 1.5  # a move counts as over budget past this multiple of time_per_move
 
@@ -321,18 +324,12 @@ def _run_tasks(tasks: list[_Task], workers: int) -> Iterator[GameRecord]:
         return
     # spawn, not fork: a forked child of a process that already ran torch threads can hang.
     pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init_worker)
-    pending: set[Future[GameRecord]] = set()
-    queue = iter(tasks)
+    jobs = bounded_jobs(
+        tasks, partial(pool.submit, play_game), first_finished, Future.cancel, 2 * workers
+    )
     try:
-        while True:
-            for task in queue:
-                pending.add(pool.submit(play_game, task))
-                if len(pending) >= 2 * workers:
-                    break
-            if not pending:
-                return
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
+        with closing(jobs):
+            for _, future in jobs:
                 yield future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

@@ -8,9 +8,12 @@ holds only a few finished games; ``workers=None`` takes the cluster's CPU count.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import closing
+from functools import partial
 from typing import Any
 
-from ultimate_rl.selfplay.parallel import RaySettings
+from ultimate_rl.selfplay.schema import RaySettings
+from ultimate_rl.workers import bounded_jobs
 
 
 def play_on_ray(
@@ -24,20 +27,16 @@ def play_on_ray(
     owns_runtime = init_ray(RaySettings(address=address))
     remote = ray.remote(num_cpus=1, max_retries=3)(play)
     workers = workers or int(ray.cluster_resources().get("CPU", 1))
-    pending: list[Any] = []
-    queue = iter(tasks)
+
+    def first_finished(pending: list[Any]) -> list[Any]:
+        return ray.wait(pending, num_returns=1)[0]
+
+    cancel = partial(ray.cancel, force=True)
+    jobs = bounded_jobs(tasks, remote.remote, first_finished, cancel, 2 * workers)
     try:
-        while True:
-            for task in queue:
-                pending.append(remote.remote(task))
-                if len(pending) >= 2 * workers:
-                    break
-            if not pending:
-                return
-            finished, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(finished)
+        with closing(jobs):  # its unfinished tasks cancelled before the runtime stops
+            for _, ref in jobs:
+                yield ray.get(ref)
     finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
         if owns_runtime:
             ray.shutdown()

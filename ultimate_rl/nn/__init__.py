@@ -20,6 +20,7 @@ from ultimate_rl.nn.checkpoint import (
     load_model,
     save_checkpoint,
 )
+from ultimate_rl.nn.choice import make_evaluator
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import autocast, resolve_device, resolve_precision
 from ultimate_rl.nn.evaluator import (
@@ -29,7 +30,6 @@ from ultimate_rl.nn.evaluator import (
     OnnxEvaluator,
     OnnxInt8Evaluator,
     TorchBf16Evaluator,
-    make_evaluator,
 )
 from ultimate_rl.nn.inference import InferenceNet, onnx_graph
 from ultimate_rl.nn.losses import LOSSES, Batch, Loss, training_loss, wdl_targets

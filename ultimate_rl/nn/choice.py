@@ -1,5 +1,6 @@
-"""``inference=auto`` on a CPU: the fastest inference path on this machine that passes the
-numerics rule, chosen by measurement.
+"""The inference path an evaluator takes (``make_evaluator``): the one named, or for
+``inference=auto`` on a CPU the fastest on this machine that passes the numerics rule, chosen by
+measurement.
 
 Each candidate path (``evaluator.PATHS``; bf16 only where oneDNN has bf16 kernels, the reduced
 precisions only with positions of the game to check them on) is timed briefly on real positions
@@ -25,14 +26,19 @@ import numpy as np
 import torch
 
 from ultimate_rl._numba_cache import user_cache_root
+from ultimate_rl.games.base import Game
+from ultimate_rl.nn.device import resolve_device
 from ultimate_rl.nn.evaluator import (
+    BACKENDS,
     EVALUATORS,
+    PATHS,
+    PIN_ENV,
     NetworkEvaluator,
     OnnxInt8Evaluator,
     float32_outputs,
 )
 from ultimate_rl.nn.models import PolicyValueNet
-from ultimate_rl.nn.numerics import Numerics, Probe, compare
+from ultimate_rl.nn.numerics import Numerics, Probe, compare, probe_positions
 
 TIMING_SECONDS = 0.1  # per path; about a second of start-up in all without the cache
 CACHE_ENV = "ULTIMATE_RL_CACHE_DIR"
@@ -121,6 +127,37 @@ def choose_path(
         evaluator.choice = PathChoice(name, batch_size, dict(rates), numerics, cached)
         return evaluator
     raise AssertionError("the float32 paths always pass")  # pragma: no cover
+
+
+def make_evaluator(
+    model: PolicyValueNet,
+    device: str | torch.device = "auto",
+    *,
+    backend: str = "auto",
+    precision: str = "auto",
+    max_batch: int | None = None,
+    game: Game | None = None,
+    batch_size: int = 64,
+) -> NetworkEvaluator:
+    """The search ``evaluate`` callable for ``model`` on one of ``PATHS``, or ``auto``: the
+    fastest path at ``batch_size`` positions a call that passes the numerics rule on positions
+    of ``game`` (the module doc; without ``game`` only the float32 paths are candidates), or
+    the path ``ULTIMATE_RL_INFERENCE`` names. On CUDA, ``auto`` is torch (bf16 autocast)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown inference backend {backend!r}; choose one of {list(BACKENDS)}")
+    resolved = resolve_device(device)
+    probe = probe_positions(game) if game is not None else None
+    if backend == "auto" and resolved.type == "cpu" and os.environ.get(PIN_ENV):
+        backend = os.environ[PIN_ENV]
+        if backend not in PATHS:
+            raise ValueError(f"{PIN_ENV}={backend!r} is not an inference path; use one of {PATHS}")
+    if backend == "auto" and resolved.type == "cpu":
+        return choose_path(model, probe, batch_size, max_batch=max_batch)
+    if backend == "auto":
+        backend = "torch"
+    return EVALUATORS[backend](
+        model, resolved, precision=precision, max_batch=max_batch, probe=probe
+    )
 
 
 def path_numerics(evaluator: NetworkEvaluator, probe: Probe, model: PolicyValueNet) -> Numerics:

@@ -13,24 +13,22 @@ Four paths run the same ``InferenceNet`` (``PATHS``):
 - ``onnxruntime_int8``: the int8 graph of ``nn.quantize`` (VNNI / AMX-INT8 kernels), calibrated
   and checked against float32 on real positions of the game at every weight change.
 
-``make_evaluator(backend="auto")`` chooses by measurement on the machine at hand
-(``nn.choice``): the fastest path at the caller's batch size whose outputs pass
+``make_evaluator`` (``nn.choice``) builds one; with ``backend="auto"`` it chooses by measurement
+on the machine at hand: the fastest path at the caller's batch size whose outputs pass
 ``nn.numerics``' rule. ``scripts/bench.py suite=selfplay`` reports every path's speed.
 """
 
 from __future__ import annotations
 
-import os
 from itertools import chain
 
 import numpy as np
 import torch
 
-from ultimate_rl.games.base import Game
 from ultimate_rl.nn.device import autocast, resolve_device, resolve_precision
 from ultimate_rl.nn.inference import INPUT_NAME, OUTPUT_NAMES, InferenceNet, onnx_graph
 from ultimate_rl.nn.models import MASKED_LOGIT, PolicyValueNet
-from ultimate_rl.nn.numerics import Numerics, Probe, compare, probe_positions
+from ultimate_rl.nn.numerics import Numerics, Probe, compare
 from ultimate_rl.nn.quantize import int8_graph
 
 PIN_ENV = "ULTIMATE_RL_INFERENCE"
@@ -249,36 +247,3 @@ PATHS: tuple[str, ...] = tuple(EVALUATORS)
 """The inference paths by name (the module doc); ``selfplay.inference`` and the network agent's
 ``inference`` take one of these or ``auto``."""
 BACKENDS: tuple[str, ...] = ("auto", *PATHS)
-
-
-def make_evaluator(
-    model: PolicyValueNet,
-    device: str | torch.device = "auto",
-    *,
-    backend: str = "auto",
-    precision: str = "auto",
-    max_batch: int | None = None,
-    game: Game | None = None,
-    batch_size: int = 64,
-) -> NetworkEvaluator:
-    """The search ``evaluate`` callable for ``model`` on one of ``PATHS``, or ``auto``: the
-    fastest path at ``batch_size`` positions a call that passes the numerics rule on positions
-    of ``game`` (``nn.choice``; without ``game`` only the float32 paths are candidates), or the
-    path ``ULTIMATE_RL_INFERENCE`` names. On CUDA, ``auto`` is torch (bf16 autocast)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown inference backend {backend!r}; choose one of {list(BACKENDS)}")
-    resolved = resolve_device(device)
-    probe = probe_positions(game) if game is not None else None
-    if backend == "auto" and resolved.type == "cpu" and os.environ.get(PIN_ENV):
-        backend = os.environ[PIN_ENV]
-        if backend not in PATHS:
-            raise ValueError(f"{PIN_ENV}={backend!r} is not an inference path; use one of {PATHS}")
-    if backend == "auto" and resolved.type == "cpu":
-        from ultimate_rl.nn.choice import choose_path  # it builds evaluators of this module
-
-        return choose_path(model, probe, batch_size, max_batch=max_batch)
-    if backend == "auto":
-        backend = "torch"
-    return EVALUATORS[backend](
-        model, resolved, precision=precision, max_batch=max_batch, probe=probe
-    )

@@ -13,10 +13,6 @@ network: its evaluator is an ``InferenceClient`` of the shared server, which tak
 
 from __future__ import annotations
 
-import os
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,13 +27,11 @@ from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.selfplay.inference_server import InferenceClient
-from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlayWorker
+from ultimate_rl.selfplay.schema import SelfPlaySettings
+from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlayWorker
 
 Weights = dict[str, np.ndarray]
 """A model's state dict as numpy arrays: pickles small, ``ray.put`` stores it zero-copy."""
-
-# One BLAS / OpenMP thread per actor: N actors on N cores, not N x cores threads fighting.
-ACTOR_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -130,28 +124,3 @@ class ActorCore:
             self.set_weights(weights, job.version)
         data = play_round(self.worker, self.evaluate, job.num_games, job.seed, job.index)
         return Result(job, data)
-
-
-def ignore_stop_signals() -> None:
-    """Actors leave Ctrl-C and SIGTERM to the learner, which stops them after saving."""
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.SIG_IGN)
-
-
-@contextmanager
-def actor_start_environment() -> Iterator[None]:
-    """While an actor process starts: stop signals ignored (a spawned interpreter keeps an
-    ignored SIGINT ignored, so a Ctrl-C during its imports cannot kill it) and ``ACTOR_ENV``."""
-    previous_env = {k: os.environ.get(k) for k in ACTOR_ENV}
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    os.environ.update(ACTOR_ENV)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        for key, value in previous_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value

@@ -52,6 +52,7 @@ from ultimate_rl.games import make as make_game
 from ultimate_rl.nn import build_model, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import MASKED_LOGIT
+from ultimate_rl.workers import actor_start_environment, ignore_stop_signals
 
 MAX_BATCH = 4096  # positions in one forward pass at most
 
@@ -186,8 +187,6 @@ def _batches(
 
 def _server_main(spec: Any, address: str, control: Connection) -> None:
     """The server process: builds the network, listens at ``address``, serves until told."""
-    from ultimate_rl.selfplay.actor import ignore_stop_signals
-
     ignore_stop_signals()
     try:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -209,8 +208,6 @@ class InferenceServer:
     ``load``s weight versions into it, notices its death, stops it (module doc)."""
 
     def __init__(self, spec: Any, context: Any) -> None:
-        from ultimate_rl.selfplay.actor import actor_start_environment
-
         self.folder = tempfile.mkdtemp(prefix="ultimate_rl_inference_")
         self.address = os.path.join(self.folder, "socket")
         self.control, child = context.Pipe()

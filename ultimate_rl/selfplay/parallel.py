@@ -20,7 +20,6 @@ batching server process (``selfplay.inference_server``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
@@ -30,21 +29,9 @@ from ultimate_rl.nn import make_evaluator
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.actor import ActorSpec, Job, Result, Weights, export_weights, play_round
-from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlaySettings, SelfPlayWorker
-
-
-@dataclass
-class RaySettings:
-    """The ``ray`` config section: which cluster, and what each ``SelfPlayActor`` reserves."""
-
-    address: str | None = None
-    """The Ray cluster: ``null`` starts a local Ray runtime for the run; ``auto`` joins the
-    cluster of this machine, ``ray://HOST:PORT`` a remote one."""
-    num_cpus: float = 1.0
-    """CPUs each self-play actor reserves."""
-    num_gpus: float = 0.0
-    """GPUs each actor reserves, fractional to share one (with ``selfplay.actor_device=cuda``;
-    0 hides the GPUs from the actors)."""
+from ultimate_rl.selfplay.schema import RaySettings as RaySettings  # its old import path
+from ultimate_rl.selfplay.schema import SelfPlaySettings
+from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlayWorker
 
 
 class Backend(Protocol):

@@ -31,10 +31,9 @@ from ultimate_rl.selfplay.actor import (
     Job,
     Result,
     Weights,
-    actor_start_environment,
-    ignore_stop_signals,
 )
 from ultimate_rl.selfplay.inference_server import InferenceServer
+from ultimate_rl.workers import actor_start_environment, ignore_stop_signals
 
 log = logging.getLogger(__name__)
 

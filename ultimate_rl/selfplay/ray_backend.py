@@ -20,8 +20,9 @@ from typing import Any
 
 import ray
 
-from ultimate_rl.selfplay.actor import ACTOR_ENV, ActorCore, ActorSpec, Job, Result, Weights
-from ultimate_rl.selfplay.parallel import RaySettings
+from ultimate_rl.selfplay.actor import ActorCore, ActorSpec, Job, Result, Weights
+from ultimate_rl.selfplay.schema import RaySettings
+from ultimate_rl.workers import ACTOR_ENV
 
 
 class SelfPlayActor:

@@ -47,10 +47,7 @@ class ReplayBuffer:
         self.num_actions = int(game.num_actions)
         self.specs = tuple(targets)
         self.states = np.zeros((self.capacity, layout.STATE_LEN), dtype=layout.STATE_DTYPE)
-        self.targets = {
-            t.name: np.zeros((self.capacity, *t.shape(self.num_actions)), dtype=t.dtype)
-            for t in self.specs
-        }
+        self.targets = {t.name: t.zeros(self.capacity, self.num_actions) for t in self.specs}
         self.size = 0  # filled slots: 0..size-1
         self.cursor = 0  # the slot the next position goes to
         self.total_added = 0  # positions ever added (a statistic; the window keeps `capacity`)

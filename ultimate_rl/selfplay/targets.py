@@ -5,7 +5,9 @@ stores one ring array per target (and saves it under that name in checkpoints), 
 ``Batch`` carries them in ``targets``, augmentation permutes those that move with a board
 symmetry, and the losses (``ultimate_rl.nn.losses``) read them by name. ``TARGETS`` are always
 stored; an ``OPTIONAL_TARGETS`` entry only when a recipe option reads it (``train.learner``), so
-a run without it keeps its replay buffer and checkpoints as they were.
+a run without it keeps its replay buffer and checkpoints as they were. ``search_targets`` is the
+one place that says what each target is made of, for self-play's games and the warm start's
+labels alike; everything else (arrays, names, stacking) follows ``ALL_TARGETS``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ class Target:
         """The shape of one position's entry."""
         return (num_actions,) if self.per_action else ()
 
+    def zeros(self, n: int, num_actions: int) -> np.ndarray:
+        """``n`` entries of zeros: a buffer to fill, or the target of no positions."""
+        return np.zeros((n, *self.shape(num_actions)), self.dtype)
+
 
 TARGETS: tuple[Target, ...] = (
     Target("policies", np.float32, per_action=True, symmetric=True),  # search policy, sums to 1
@@ -52,3 +58,30 @@ OPTIONAL_TARGETS: dict[str, Target] = {
         Target("opponent_policies", np.float32, per_action=True, symmetric=True),
     )
 }
+
+ALL_TARGETS: tuple[Target, ...] = (*TARGETS, *OPTIONAL_TARGETS.values())
+"""Every target self-play records per position (the replay buffer keeps a selection)."""
+
+
+def search_targets(
+    policies: np.ndarray,
+    values: np.ndarray,
+    root_values: np.ndarray,
+    full_search: np.ndarray,
+    replies: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """``ALL_TARGETS`` of ``n`` searched positions by name, each ``[n, ...]`` of its dtype.
+
+    ``policies``: the searches' policy targets; ``values``: the value targets (the game's
+    result), ``root_values``: the searches' root values, both mover's view; ``full_search``:
+    whether a full search gave the policy; ``replies``: the next position's policy target where
+    it is one (``None``: no reply, all zeros).
+    """
+    made = {
+        "policies": policies,
+        "values": values,
+        "full_search": full_search,
+        "root_values": root_values,
+        "opponent_policies": np.zeros_like(policies) if replies is None else replies,
+    }
+    return {t.name: np.asarray(made[t.name], t.dtype) for t in ALL_TARGETS}

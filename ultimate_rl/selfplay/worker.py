@@ -18,144 +18,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, fields
-from typing import NamedTuple
 
 import numpy as np
 
 from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
-from ultimate_rl.nn.evaluator import BACKENDS
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
-
-@dataclass
-class PlayoutCapSettings:
-    """Playout-cap randomisation (KataGo): a share of moves searched cheaply, value target only."""
-
-    fraction_full: float = 1.0
-    """Share of moves searched with ``search.num_simulations`` and Dirichlet noise: they give
-    the policy targets. Below 1 the other moves cost little, so more games fit in the time."""
-    fast_simulations: int = 8
-    """Simulations of the other moves: a cheap search without noise, kept as value targets
-    only."""
-
-    def __post_init__(self) -> None:
-        _check_fraction("playout_cap.fraction_full", self.fraction_full)
-        _check_at_least("playout_cap.fast_simulations", self.fast_simulations, 1)
-
-
-@dataclass
-class ResignSettings:
-    """Resignation, with a share of games that play on to measure false resignations."""
-
-    enabled: bool = False
-    """Let games resign: a lost game ends early, so more games fit in the time."""
-    threshold: float = -0.95
-    """Resign when the mover's root search value falls below this."""
-    min_moves: int = 10
-    """Never resign before this many moves."""
-    disabled_fraction: float = 0.2
-    """Share of games that never resign, to measure how often resigning would have been wrong
-    (logged as ``selfplay/resign_false_positive_rate``)."""
-
-    def __post_init__(self) -> None:
-        _check_fraction("resign.disabled_fraction", self.disabled_fraction)
-
-
-@dataclass
-class RandomOpeningSettings:
-    """A share of games that start after uniformly random moves (not recorded)."""
-
-    fraction: float = 0.0
-    """Share of games that start after uniformly random moves (not recorded): widens the
-    positions seen beyond the ones search-guided play reaches."""
-    max_plies: int = 8
-    """Those games' random moves number 0..max_plies, uniformly."""
-
-    def __post_init__(self) -> None:
-        _check_fraction("random_opening.fraction", self.fraction)
-        _check_at_least("random_opening.max_plies", self.max_plies, 0)
-
-
-MAX_TIMED_BATCH = 256  # speeds per position level off well before this
-
-
-@dataclass
-class SelfPlaySettings:
-    """The ``selfplay`` config group, shaped like ``configs/selfplay/default.yaml``.
-
-    It is also the training config's schema for that group (``train/config.py``), so an option
-    is added here once.
-    """
-
-    workers: int = 1
-    """Self-play actors. 1 plays in the learner's process (the right choice on a 2-core
-    machine: torch already uses the second core); more: one actor per core."""
-    backend: str = "processes"
-    """Where the actors run (``workers > 1``, or ``train.mode=async``): ``processes`` on this
-    machine, or ``ray`` (``pip install -e ".[ray]"``; see ``ray``)."""
-    actor_device: str = "cpu"
-    """Each actor's network: ``cpu``, ``cuda`` or ``auto`` (on Ray give ``ray.num_gpus`` too,
-    or Ray hides the GPUs from the actors)."""
-    inference_server: bool = False
-    """One batching server process on ``actor_device`` evaluates for every worker process,
-    even for ``workers: 1`` (``backend=processes`` only; README "Scaling out")."""
-    parallel_games: int = 64
-    """Games each worker plays at once: one network call serves all of them, so larger
-    batches use the hardware better."""
-    games_per_iteration: int = 128
-    """Finished games per iteration, summed over the workers."""
-    temperature: float = 1.0
-    """PUCT's move choice for a game's first ``temperature_moves`` moves: sampled by
-    ``visits ** (1 / T)`` (0: the most visited move). Gumbel search ignores it."""
-    temperature_moves: int = 4
-    """Moves (plies) played with ``temperature``; the rest with ``final_temperature``."""
-    final_temperature: float = 0.0
-    """The temperature after ``temperature_moves`` (0: the most visited move)."""
-    playout_cap: PlayoutCapSettings = field(default_factory=PlayoutCapSettings)
-    """Playout-cap randomisation (KataGo): a share of moves searched cheaply."""
-    resign: ResignSettings = field(default_factory=ResignSettings)
-    """Resignation, with a share of games that play on to check it."""
-    random_opening: RandomOpeningSettings = field(default_factory=RandomOpeningSettings)
-    """A share of games that start from a random opening."""
-    inference: str = "auto"
-    """The network's path (``ultimate_rl.nn.make_evaluator``): ``auto`` (the fastest on this
-    machine that passes the numerics rule, timed at start-up; torch on CUDA), ``torch``,
-    ``torch_bf16``, ``onnxruntime`` (float32) or ``onnxruntime_int8`` (README "Inference
-    paths")."""
-
-    def evaluation_batch(self, search: SearchConfig) -> int:
-        """Positions per network call of one worker (what ``inference=auto`` times paths at)."""
-        return min(self.parallel_games * search.leaves_per_tree, MAX_TIMED_BATCH)
-
-    def __post_init__(self) -> None:
-        for name in ("workers", "parallel_games", "games_per_iteration"):
-            _check_at_least(name, getattr(self, name), 1)
-        if self.inference not in BACKENDS:
-            raise ValueError(
-                f"selfplay.inference must be one of {list(BACKENDS)}, got {self.inference!r}"
-            )
-        if self.backend not in ("processes", "ray"):
-            raise ValueError(f"unknown selfplay.backend {self.backend!r}; choose processes or ray")
-        if self.inference_server and self.backend != "processes":
-            raise ValueError(
-                "selfplay.inference_server=true needs selfplay.backend=processes (Ray actors "
-                "each keep their own evaluator): set selfplay.backend=processes or "
-                "selfplay.inference_server=false"
-            )
-        if self.temperature < 0 or self.final_temperature < 0:
-            raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
-
-
-def _check_fraction(key: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"selfplay.{key} must be in [0, 1], got {value}")
-
-
-def _check_at_least(key: str, value: int, least: int) -> None:
-    if value < least:
-        raise ValueError(f"selfplay.{key} must be >= {least}, got {value}")
+# the settings were declared here before selfplay/schema.py: their old import path still works
+from ultimate_rl.selfplay.schema import PlayoutCapSettings as PlayoutCapSettings
+from ultimate_rl.selfplay.schema import RandomOpeningSettings as RandomOpeningSettings
+from ultimate_rl.selfplay.schema import ResignSettings as ResignSettings
+from ultimate_rl.selfplay.schema import SelfPlaySettings
+from ultimate_rl.selfplay.targets import ALL_TARGETS, search_targets
 
 
 @dataclass
@@ -206,38 +82,38 @@ class SelfPlayData:
     """Training positions of one self-play round (the replay buffer's ``add`` arguments).
 
     Positions are raw states, not network planes: 128 bytes each instead of the planes' kilobytes,
-    which is what worker processes send back and the replay buffer keeps.
+    which is what worker processes send back and the replay buffer keeps. ``targets`` holds one
+    array per ``ALL_TARGETS`` entry, also read as the attribute of its name (``data.policies``).
     """
 
     states: np.ndarray  # [N, STATE_LEN] int32
-    policies: np.ndarray  # [N, A] float32
-    values: np.ndarray  # [N] float32, mover's view
-    full_search: np.ndarray  # [N] bool
-    root_values: np.ndarray  # [N] float32, the search's root value, mover's view
-    opponent_policies: np.ndarray  # [N, A] float32, the next position's policy target or zeros
+    targets: dict[str, np.ndarray]  # [N, ...] per target, by name (``selfplay.targets``)
     stats: SelfPlayStats = field(default_factory=SelfPlayStats)
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        # only called for names that are not attributes; ``__dict__`` lookup is safe mid-unpickle
+        targets = self.__dict__.get("targets", {})
+        if name not in targets:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return targets[name]
+
+    @classmethod
+    def empty(cls, num_actions: int) -> SelfPlayData:
+        """No positions, every array of its shape: what a round of no games returns."""
+        states = np.zeros((0, layout.STATE_LEN), layout.STATE_DTYPE)
+        return cls(states, {t.name: t.zeros(0, num_actions) for t in ALL_TARGETS})
 
     @classmethod
     def concatenate(cls, parts: list[SelfPlayData]) -> SelfPlayData:
+        """The parts' positions in order, their stats merged."""
         stats = SelfPlayStats()
         for part in parts:
             stats = stats.merge(part.stats)
-        arrays = [np.concatenate([getattr(p, f) for p in parts]) for f in _ARRAY_FIELDS]
-        return cls(*arrays, stats=stats)
-
-
-class _Record(NamedTuple):
-    """One recorded position: a row of every ``SelfPlayData`` array, in field order."""
-
-    states: np.ndarray
-    policies: np.ndarray
-    values: float
-    full_search: bool
-    root_values: float
-    opponent_policies: np.ndarray
-
-
-_ARRAY_FIELDS = _Record._fields
+        states = np.concatenate([p.states for p in parts])
+        targets = {
+            name: np.concatenate([p.targets[name] for p in parts]) for name in parts[0].targets
+        }
+        return cls(states, targets, stats)
 
 
 class _TimedEvaluate:
@@ -283,7 +159,8 @@ class _SelfPlayRound:
         self.searcher = BatchedSearch(game, max(slots, 1), search, seed=int(rng.integers(2**63)))
         self.num_games, self.started = num_games, 0
         self.stats = SelfPlayStats()
-        self.recorded: list[_Record] = []
+        # one part per finished game, after an empty one: a round of no games has its arrays too
+        self.recorded = [SelfPlayData.empty(game.num_actions)]
         self.live = [self._start_game(i) for i in range(slots)]
 
     def _start_game(self, row: int) -> _LiveGame:
@@ -352,14 +229,7 @@ class _SelfPlayRound:
         if game.would_resign >= 0:
             stats.resign_checks += 1
             stats.resign_false += first_player_result * (1 - 2 * game.would_resign) >= 0
-        no_reply = np.zeros(self.game.num_actions, np.float32)
-        for j, (state, policy, full, root_value) in enumerate(game.history):
-            mover_sign = 1.0 - 2.0 * state[layout.PLAYER]
-            # the reply's policy is a target only where it came from a full search
-            reply = game.history[j + 1] if j + 1 < len(game.history) else None
-            reply_policy = reply[1] if reply is not None and reply[2] else no_reply
-            value = first_player_result * mover_sign
-            self.recorded.append(_Record(state, policy, value, full, root_value, reply_policy))
+        self.recorded.append(_game_data(game.history, first_player_result))
         if self.started < self.num_games:
             self.live[row] = self._start_game(row)
             return
@@ -385,23 +255,24 @@ class SelfPlayWorker:
         while games.live:
             games.step(timed)
         stats = games.stats
-        stats.positions = len(games.recorded)
         stats.seconds = time.perf_counter() - start_time
         stats.nn_seconds = timed.seconds
-        return self._to_arrays(games.recorded, stats)
+        data = SelfPlayData.concatenate(games.recorded)
+        stats.positions = len(data.states)
+        data.stats = stats
+        return data
 
-    def _to_arrays(self, recorded: list[_Record], stats: SelfPlayStats) -> SelfPlayData:
-        actions = (self.game.num_actions,)
-        shapes = _Record(
-            ((layout.STATE_LEN,), np.int32),
-            (actions, np.float32),
-            ((), np.float32),
-            ((), np.bool_),
-            ((), np.float32),
-            (actions, np.float32),
-        )
-        arrays = [
-            np.array([r[k] for r in recorded], dtype).reshape(len(recorded), *shape)
-            for k, (shape, dtype) in enumerate(shapes)
-        ]
-        return SelfPlayData(*arrays, stats=stats)
+
+def _game_data(
+    history: list[tuple[np.ndarray, np.ndarray, bool, float]], first_player_result: float
+) -> SelfPlayData:
+    """A finished game's positions with their targets: each move's search, the game's result
+    from the mover's view, and the reply's policy where a full search gave it."""
+    states = np.stack([move[0] for move in history])
+    policies = np.stack([move[1] for move in history])
+    full = np.array([move[2] for move in history])
+    root_values = np.array([move[3] for move in history])
+    values = first_player_result * (1.0 - 2.0 * states[:, layout.PLAYER])
+    replies = np.zeros_like(policies)
+    replies[:-1] = np.where(full[1:, None], policies[1:], 0.0)
+    return SelfPlayData(states, search_targets(policies, values, root_values, full, replies))

@@ -25,8 +25,7 @@ from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import PRECISIONS, resolve_device, training_precision
 from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES
 from ultimate_rl.search import SearchConfig, SearchError
-from ultimate_rl.selfplay.parallel import RaySettings
-from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.selfplay.schema import RaySettings, SelfPlaySettings
 from ultimate_rl.train.schema import (
     SECTIONS,
     TOP_LEVEL,

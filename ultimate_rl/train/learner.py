@@ -181,9 +181,8 @@ class Learner:
         return int(self.rng.integers(2**31))
 
     def add(self, data: SelfPlayData) -> None:
-        """A self-play round's positions into the replay window; each target is the self-play
-        array of the same name."""
-        targets = {name: getattr(data, name) for name in self.replay.targets}
+        """A self-play round's positions into the replay window: the targets it stores."""
+        targets = {name: data.targets[name] for name in self.replay.targets}
         self.replay.add(data.states, targets)
         self.progress.games += data.stats.games
         self.progress.positions += data.stats.moves

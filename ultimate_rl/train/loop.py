@@ -46,7 +46,7 @@ from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
 from ultimate_rl.nn.evaluator import float32_path
 from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.parallel import SelfPlayPool
-from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.train.checkpoints import RunCheckpoints
 from ultimate_rl.train.config import ConfigError, RunConfig, TrainSection, check_config
 from ultimate_rl.train.evaluation import evaluate_network, gating_match, is_perfect

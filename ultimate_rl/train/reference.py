@@ -67,7 +67,7 @@ class SectionDoc:
     doc: str
     """The section field's docstring (the top level: ``TrainConfig``'s)."""
     declared_in: str
-    """The dataclass that declares its keys, e.g. ``ultimate_rl.selfplay.worker.ResignSettings``."""
+    """The dataclass that declares its keys, e.g. ``ultimate_rl.selfplay.schema.ResignSettings``."""
     keys: tuple[KeyDoc, ...]
     """Its keys (not those of the sections inside it)."""
 

@@ -1,7 +1,7 @@
 """The training config's keys: one dataclass per section, one docstring per key.
 
 ``TrainConfig`` is the shape of ``configs/train.yaml``: its top-level keys, then one field per
-section, each a dataclass (``selfplay``'s is the self-play worker's own ``SelfPlaySettings``,
+section, each a dataclass (``selfplay``'s and ``ray``'s are declared in ``selfplay/schema.py``,
 ``model``'s and ``search``'s are ``ModelConfig`` and ``SearchConfig``). The string under a field
 is that key's documentation, read by ``train/reference.py``, which writes
 ``docs/reference/config.md`` from them, so the reference cannot drift from the code. The YAML
@@ -17,8 +17,7 @@ from typing import Any
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES
 from ultimate_rl.search import SearchConfig
-from ultimate_rl.selfplay.parallel import RaySettings
-from ultimate_rl.selfplay.worker import SelfPlaySettings
+from ultimate_rl.selfplay.schema import RaySettings, SelfPlaySettings
 
 
 @dataclass

@@ -11,7 +11,9 @@ out); ``scripts/pretrain_uct.py`` writes such a network to a file for ``train.in
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import closing
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -25,9 +27,15 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.checkpoint import save_checkpoint
 from ultimate_rl.search.uct import UCT
-from ultimate_rl.selfplay.actor import actor_start_environment, ignore_stop_signals
+from ultimate_rl.selfplay.targets import search_targets
 from ultimate_rl.train.config import WarmStartSection
 from ultimate_rl.train.learner import Learner
+from ultimate_rl.workers import (
+    actor_start_environment,
+    bounded_jobs,
+    first_finished,
+    ignore_stop_signals,
+)
 
 Labels = tuple[np.ndarray, np.ndarray, np.ndarray]  # states [N, S], policies [N, A], values [N]
 CHUNK = 250  # positions per labelling job: a progress tick and a stop check every ~1 s at 1,000
@@ -80,20 +88,19 @@ def parallel_uct_labels(
         pool = ProcessPoolExecutor(
             max(workers, 1), mp_context=get_context("spawn"), initializer=ignore_stop_signals
         )
-        jobs: dict[Future, int] = {
-            pool.submit(_label_job, game, n, warm.simulations, warm.max_plies, int(s)): k
-            for k, (n, s) in enumerate(zip(sizes, seeds, strict=True))
-        }
-    with pool:
-        done: dict[int, Labels] = {}
-        pending = set(jobs)
-        while pending and not should_stop():
-            finished, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            for job in finished:
-                done[jobs[job]] = job.result()
-                bar.update(len(done[jobs[job]][2]))
-        for job in pending:
-            job.cancel()
+
+    def submit(job: tuple[int, int, int]) -> Future[Labels]:
+        with actor_start_environment():  # a submit may start a worker process
+            return pool.submit(_label_job, game, job[1], warm.simulations, warm.max_plies, job[2])
+
+    jobs = [(k, n, int(s)) for k, (n, s) in enumerate(zip(sizes, seeds, strict=True))]
+    wait = partial(first_finished, timeout=1.0)  # a stop check every second
+    finished = bounded_jobs(jobs, submit, wait, Future.cancel, 2 * max(workers, 1), should_stop)
+    done: dict[int, Labels] = {}
+    with pool, closing(finished):
+        for job, future in finished:
+            done[job[0]] = future.result()
+            bar.update(job[1])
     bar.close()
     parts = [done[k] for k in sorted(done)]
     if not parts:
@@ -121,13 +128,8 @@ def learn_labels(
     the window; the mean loss terms of the last tenth of the steps (empty if none ran)."""
     states, policies, values = labels
     if len(states):
-        given = {
-            "policies": policies,
-            "values": values,
-            "full_search": np.ones(len(states), bool),
-            "root_values": values,
-            "opponent_policies": np.zeros_like(policies),  # no reply: its loss masks zero rows
-        }
+        # UCT's root value is both the value target and the root value; a label has no reply
+        given = search_targets(policies, values, values, np.ones(len(states), bool))
         learner.replay.add(states, {name: given[name] for name in learner.replay.targets})
         learner.progress.warm_start_positions += len(states)
     if not len(learner.replay) or steps <= 0:

@@ -1,0 +1,157 @@
+"""The ``selfplay`` and ``ray`` config sections: one dataclass per section, a docstring per key.
+
+``train/schema.py`` declares the rest of the training config and holds these as its ``selfplay``
+and ``ray`` sections, but the self-play code reads them too, and ``selfplay`` may not import
+``train`` (``tests/test_layering.py``), so they are declared here, in the layer below it, as
+``nn/config.py`` and ``search/config.py`` declare ``model`` and ``search``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ultimate_rl.nn.evaluator import BACKENDS
+from ultimate_rl.search import SearchConfig
+
+
+@dataclass
+class PlayoutCapSettings:
+    """Playout-cap randomisation (KataGo): a share of moves searched cheaply, value target only."""
+
+    fraction_full: float = 1.0
+    """Share of moves searched with ``search.num_simulations`` and Dirichlet noise: they give
+    the policy targets. Below 1 the other moves cost little, so more games fit in the time."""
+    fast_simulations: int = 8
+    """Simulations of the other moves: a cheap search without noise, kept as value targets
+    only."""
+
+    def __post_init__(self) -> None:
+        _check_fraction("playout_cap.fraction_full", self.fraction_full)
+        _check_at_least("playout_cap.fast_simulations", self.fast_simulations, 1)
+
+
+@dataclass
+class ResignSettings:
+    """Resignation, with a share of games that play on to measure false resignations."""
+
+    enabled: bool = False
+    """Let games resign: a lost game ends early, so more games fit in the time."""
+    threshold: float = -0.95
+    """Resign when the mover's root search value falls below this."""
+    min_moves: int = 10
+    """Never resign before this many moves."""
+    disabled_fraction: float = 0.2
+    """Share of games that never resign, to measure how often resigning would have been wrong
+    (logged as ``selfplay/resign_false_positive_rate``)."""
+
+    def __post_init__(self) -> None:
+        _check_fraction("resign.disabled_fraction", self.disabled_fraction)
+
+
+@dataclass
+class RandomOpeningSettings:
+    """A share of games that start after uniformly random moves (not recorded)."""
+
+    fraction: float = 0.0
+    """Share of games that start after uniformly random moves (not recorded): widens the
+    positions seen beyond the ones search-guided play reaches."""
+    max_plies: int = 8
+    """Those games' random moves number 0..max_plies, uniformly."""
+
+    def __post_init__(self) -> None:
+        _check_fraction("random_opening.fraction", self.fraction)
+        _check_at_least("random_opening.max_plies", self.max_plies, 0)
+
+
+MAX_TIMED_BATCH = 256  # speeds per position level off well before this
+
+
+@dataclass
+class SelfPlaySettings:
+    """The ``selfplay`` config group, shaped like ``configs/selfplay/default.yaml``.
+
+    It is also the training config's schema for that group (``train/config.py``), so an option
+    is added here once.
+    """
+
+    workers: int = 1
+    """Self-play actors. 1 plays in the learner's process (the right choice on a 2-core
+    machine: torch already uses the second core); more: one actor per core."""
+    backend: str = "processes"
+    """Where the actors run (``workers > 1``, or ``train.mode=async``): ``processes`` on this
+    machine, or ``ray`` (``pip install -e ".[ray]"``; see ``ray``)."""
+    actor_device: str = "cpu"
+    """Each actor's network: ``cpu``, ``cuda`` or ``auto`` (on Ray give ``ray.num_gpus`` too,
+    or Ray hides the GPUs from the actors)."""
+    inference_server: bool = False
+    """One batching server process on ``actor_device`` evaluates for every worker process,
+    even for ``workers: 1`` (``backend=processes`` only; README "Scaling out")."""
+    parallel_games: int = 64
+    """Games each worker plays at once: one network call serves all of them, so larger
+    batches use the hardware better."""
+    games_per_iteration: int = 128
+    """Finished games per iteration, summed over the workers."""
+    temperature: float = 1.0
+    """PUCT's move choice for a game's first ``temperature_moves`` moves: sampled by
+    ``visits ** (1 / T)`` (0: the most visited move). Gumbel search ignores it."""
+    temperature_moves: int = 4
+    """Moves (plies) played with ``temperature``; the rest with ``final_temperature``."""
+    final_temperature: float = 0.0
+    """The temperature after ``temperature_moves`` (0: the most visited move)."""
+    playout_cap: PlayoutCapSettings = field(default_factory=PlayoutCapSettings)
+    """Playout-cap randomisation (KataGo): a share of moves searched cheaply."""
+    resign: ResignSettings = field(default_factory=ResignSettings)
+    """Resignation, with a share of games that play on to check it."""
+    random_opening: RandomOpeningSettings = field(default_factory=RandomOpeningSettings)
+    """A share of games that start from a random opening."""
+    inference: str = "auto"
+    """The network's path (``ultimate_rl.nn.make_evaluator``): ``auto`` (the fastest on this
+    machine that passes the numerics rule, timed at start-up; torch on CUDA), ``torch``,
+    ``torch_bf16``, ``onnxruntime`` (float32) or ``onnxruntime_int8`` (README "Inference
+    paths")."""
+
+    def evaluation_batch(self, search: SearchConfig) -> int:
+        """Positions per network call of one worker (what ``inference=auto`` times paths at)."""
+        return min(self.parallel_games * search.leaves_per_tree, MAX_TIMED_BATCH)
+
+    def __post_init__(self) -> None:
+        for name in ("workers", "parallel_games", "games_per_iteration"):
+            _check_at_least(name, getattr(self, name), 1)
+        if self.inference not in BACKENDS:
+            raise ValueError(
+                f"selfplay.inference must be one of {list(BACKENDS)}, got {self.inference!r}"
+            )
+        if self.backend not in ("processes", "ray"):
+            raise ValueError(f"unknown selfplay.backend {self.backend!r}; choose processes or ray")
+        if self.inference_server and self.backend != "processes":
+            raise ValueError(
+                "selfplay.inference_server=true needs selfplay.backend=processes (Ray actors "
+                "each keep their own evaluator): set selfplay.backend=processes or "
+                "selfplay.inference_server=false"
+            )
+        if self.temperature < 0 or self.final_temperature < 0:
+            raise ValueError("selfplay temperatures must be >= 0 (0 plays the most visited move)")
+
+
+def _check_fraction(key: str, value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"selfplay.{key} must be in [0, 1], got {value}")
+
+
+def _check_at_least(key: str, value: int, least: int) -> None:
+    if value < least:
+        raise ValueError(f"selfplay.{key} must be >= {least}, got {value}")
+
+
+@dataclass
+class RaySettings:
+    """The ``ray`` config section: which cluster, and what each ``SelfPlayActor`` reserves."""
+
+    address: str | None = None
+    """The Ray cluster: ``null`` starts a local Ray runtime for the run; ``auto`` joins the
+    cluster of this machine, ``ray://HOST:PORT`` a remote one."""
+    num_cpus: float = 1.0
+    """CPUs each self-play actor reserves."""
+    num_gpus: float = 0.0
+    """GPUs each actor reserves, fractional to share one (with ``selfplay.actor_device=cuda``;
+    0 hides the GPUs from the actors)."""
