@@ -11,9 +11,6 @@ import hydra
 from omegaconf import DictConfig
 
 from ultimate_rl.benchmarks import run_suites
-from ultimate_rl.train.game_configs import register_game_configs
-
-register_game_configs()  # the game=NAME options, one per registered game
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="bench")

@@ -16,9 +16,6 @@ from ultimate_rl.evaluate import EvaluationError
 from ultimate_rl.evaluate.cli import evaluate_from_config
 from ultimate_rl.evaluate.report import markdown_table
 from ultimate_rl.games import GameError
-from ultimate_rl.train.game_configs import register_game_configs
-
-register_game_configs()  # the game=NAME options, one per registered game
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="evaluate")

@@ -21,9 +21,6 @@ from ultimate_rl.export import (
     export_onnx,
     onnx_max_difference,
 )
-from ultimate_rl.train.game_configs import register_game_configs
-
-register_game_configs()  # the game=NAME options, one per registered game
 
 
 def _check_onnx(bundle: AgentBundle, path: Path) -> str:

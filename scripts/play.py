@@ -21,9 +21,6 @@ from ultimate_rl.play.session import parse_turn_seconds
 from ultimate_rl.play.store import Database, default_db_path
 from ultimate_rl.play.terminal import TerminalPlay
 from ultimate_rl.play.web import serve
-from ultimate_rl.train.game_configs import register_game_configs
-
-register_game_configs()  # the game=NAME options, one per registered game
 
 UIS = ("terminal", "web")
 

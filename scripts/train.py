@@ -23,10 +23,7 @@ from ultimate_rl.evaluate import EvaluationError
 from ultimate_rl.evaluate.training import rating_hook
 from ultimate_rl.nn import CheckpointError
 from ultimate_rl.train import ConfigError, RunFolderError, check_config, prepare_run, train
-from ultimate_rl.train.game_configs import register_game_configs
 from ultimate_rl.train.run import RUN_DIR_RESOLVER, resumed_run_dir
-
-register_game_configs()  # the game=NAME options, one per registered game
 
 OmegaConf.register_new_resolver(RUN_DIR_RESOLVER, resumed_run_dir)  # used by hydra.run.dir
 

@@ -24,6 +24,7 @@ LEVELS: dict[str, int] = {
     "faults": 0,  # failpoints for the fault-injection tests; imports nothing of ours
     "workers": 0,  # how worker processes start (threads, stop signals); imports nothing of ours
     "games": 1,
+    "game_configs": 2,  # the Hydra ``game`` options, derived from the games; below train
     "search": 2,
     "nn": 2,
     "selfplay": 3,

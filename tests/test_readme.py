@@ -256,6 +256,8 @@ def test_readme_commands_compose() -> None:
     from hydra import compose, initialize_config_dir
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
+    import ultimate_rl  # noqa: F401  (registers the game=NAME options, as every script does)
+
     parser = OverridesParser.create()
     with initialize_config_dir(str(ROOT / "configs"), version_base=None):
         for words in [*COMMANDS, *RECORD_COMMANDS]:

@@ -8,8 +8,10 @@ use_source_keyed_cache()  # before any kernel module is imported
 
 from ultimate_rl import games  # noqa: E402
 from ultimate_rl.envs import register_envs  # noqa: E402
+from ultimate_rl.game_configs import register_game_configs  # noqa: E402
 
 register_envs()
+register_game_configs()  # Hydra's game=NAME options, before any script or test composes
 
 __version__ = "0.1.0"
 __all__ = ["__version__", "games", "load_agent"]

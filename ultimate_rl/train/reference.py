@@ -31,8 +31,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from ultimate_rl.game_configs import game_node
 from ultimate_rl.games import GAMES
-from ultimate_rl.train.game_configs import game_node
 from ultimate_rl.train.run import CONFIG_DIR
 from ultimate_rl.train.schema import GameSection, TrainConfig, field_default
 

@@ -126,10 +126,6 @@ def compose_train_config(overrides: list[str]) -> DictConfig:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
-    from ultimate_rl.train.game_configs import register_game_configs
-
-    register_game_configs()
-
     if GlobalHydra.instance().is_initialized():
         return compose(config_name="train", overrides=overrides)
     with initialize_config_dir(str(CONFIG_DIR), version_base=None):

@@ -227,7 +227,7 @@ class TrainConfig:
     run_name: str = "${game.name}"
     """Names the run folder, ``runs/RUN_NAME/DATE``; each experiment preset sets its own."""
     game: GameSection = field(default_factory=GameSection)
-    """The game to learn: ``game=NAME`` (``train.game_configs``); checked by ``games.make``."""
+    """The game to learn: ``game=NAME`` (one per registered game); checked by ``games.make``."""
     model: ModelConfig = field(default_factory=ModelConfig)
     """The network: ``model=NAME`` (``configs/model/``); checked by ``ModelConfig``, and saved
     in every checkpoint, so an agent file rebuilds it."""

@@ -1,9 +1,9 @@
 """The Hydra ``game`` config group, derived from the list of games (no YAML file per game).
 
 ``register_game_configs()`` stores one option per game of ``games.GAMES``: the game's name and
-its constructor's options with their defaults (``game=tictactoe`` gives ``size: 3, k: 3``). Every
-script calls it before Hydra composes, so ``game=NAME`` works for a game as soon as it is in the
-registry.
+its constructor's options with their defaults (``game=tictactoe`` gives ``size: 3, k: 3``).
+``import ultimate_rl`` calls it (as it registers the env IDs), so whatever composes a config
+finds ``game=NAME`` for a game as soon as it is in the registry.
 """
 
 from __future__ import annotations
