@@ -1,7 +1,8 @@
 """Every registered game works in every layer, and no code outside ``games/`` singles one out.
 
 ``tests/test_game_api.py`` runs the shared game-API test over the same list; this file adds the
-env checker, each renderer, move notation and a tiny training run, so a game added to
+env checker, each renderer, move notation and a tiny training run whose agent is exported,
+loaded and played, so a game added to
 ``games.registry`` is proven end to end without a test naming it.
 """
 
@@ -17,8 +18,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from helpers import tiny_run_overrides
 
+from ultimate_rl import load_agent
 from ultimate_rl.envs import ENV_IDS
 from ultimate_rl.envs.render import render_rgb
+from ultimate_rl.export import export_agent
 from ultimate_rl.games import make
 from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.nn import load_checkpoint
@@ -115,6 +118,11 @@ def test_a_tiny_training_run(name: str, tmp_path: Path) -> None:
     assert summary["iterations"] == 1
     checkpoint = load_checkpoint(tmp_path / CHECKPOINT, expected_game=name)
     assert checkpoint.step == 5
+    # export, load the agent file, and let it move: the play site's path for a trained agent
+    export_agent(tmp_path / CHECKPOINT, tmp_path / "agent.urla", {"num_simulations": 4})
+    agent = load_agent(tmp_path / "agent.urla")
+    game, state = make(name), make(name).initial_state()
+    assert game.legal_mask(state)[int(agent.select_action(game, state))]
 
 
 def _named_game_comparisons(path: Path) -> list[str]:
