@@ -28,3 +28,13 @@ DRAW = 3
 
 # Largest action space of any game: kernels size scratch masks with it.
 MAX_ACTIONS = 81
+
+
+def start_state(game_id: int) -> np.ndarray:
+    """A state whose header says: game ``game_id``, first player to move, no move yet; the body
+    is all zeros for the game's ``initial_state`` to fill."""
+    state = np.zeros(STATE_LEN, dtype=STATE_DTYPE)
+    state[GAME] = game_id
+    state[STATUS] = ONGOING
+    state[LAST] = -1
+    return state

@@ -35,11 +35,7 @@ _LOW = 0xFFFFFFFF
 
 def initial_state() -> np.ndarray:
     """The empty board, the first player to move."""
-    state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
-    state[layout.GAME] = GAME_ID
-    state[layout.STATUS] = layout.ONGOING
-    state[layout.LAST] = -1
-    return state
+    return layout.start_state(GAME_ID)
 
 
 @njit(cache=True)

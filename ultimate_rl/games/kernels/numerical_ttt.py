@@ -51,11 +51,7 @@ CELL_LINES = _cell_lines()
 
 def initial_state() -> np.ndarray:
     """The empty board, the odd player to move."""
-    state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
-    state[layout.GAME] = GAME_ID
-    state[layout.STATUS] = layout.ONGOING
-    state[layout.LAST] = -1
-    return state
+    return layout.start_state(GAME_ID)
 
 
 @njit(cache=True)

@@ -58,10 +58,7 @@ LINES_THROUGH, LINE_COUNT = _line_tables()
 
 def initial_state(size: int, k: int) -> np.ndarray:
     """The empty board, first player (X) to move; size and k are assumed already validated."""
-    state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
-    state[layout.GAME] = GAME_ID
-    state[layout.STATUS] = layout.ONGOING
-    state[layout.LAST] = -1
+    state = layout.start_state(GAME_ID)
     state[SIZE] = size
     state[K_IN_ROW] = k
     return state

@@ -57,11 +57,7 @@ HAS_LINE, POPCOUNT, NTH_BIT = _tables()
 
 def initial_state() -> np.ndarray:
     """The start position: empty boards, X to move anywhere."""
-    state = np.zeros(layout.STATE_LEN, dtype=layout.STATE_DTYPE)
-    state[layout.GAME] = GAME_ID
-    state[layout.PLAYER] = 0
-    state[layout.STATUS] = layout.ONGOING
-    state[layout.LAST] = -1
+    state = layout.start_state(GAME_ID)
     state[FORCED] = -1
     return state
 
