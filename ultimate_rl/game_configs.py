@@ -16,9 +16,14 @@ from hydra.core.config_store import ConfigStore
 from ultimate_rl.games import GAMES
 
 
+def game_parameters(name: str) -> list[inspect.Parameter]:
+    """The options of game ``name``: its constructor's parameters (``size``, ``k``)."""
+    return list(inspect.signature(GAMES[name].__init__).parameters.values())[1:]
+
+
 def game_node(name: str) -> dict[str, Any]:
     """``{"name": name, option: default, ...}``: the ``game`` node of ``game=name``."""
-    params = list(inspect.signature(GAMES[name].__init__).parameters.values())[1:]
+    params = game_parameters(name)
     return {"name": name, **{p.name: p.default for p in params if p.default is not p.empty}}
 
 

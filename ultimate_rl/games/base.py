@@ -88,10 +88,16 @@ class Game:
         return self.action_to_string(action)
 
     def why_illegal(self, state: np.ndarray, action: int) -> str:
-        """A sentence saying why a well-formed ``action`` cannot be played in ``state``."""
+        """A sentence saying why a well-formed ``action`` cannot be played in ``state``: its cell
+        is taken, else the game's ``refusal``."""
         if self.picture(state).owners[self.action_cell(state, action)] >= 0:
             return f"{self.move_text(action)}: that cell is already taken"
-        return f"{self.move_text(action)} is not legal here"
+        return f"{self.move_text(action)}{self.refusal(state, action)}"
+
+    def refusal(self, state: np.ndarray, action: int) -> str:
+        """What rule forbids ``action`` on a free cell, as the end of ``why_illegal``'s sentence
+        (it follows the move's name)."""
+        return " is not legal here"
 
     def where_to_play(self, state: np.ndarray) -> str:
         """A hint for the player to move: where they may play or what they may write; or ""."""

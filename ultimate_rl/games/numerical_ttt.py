@@ -14,13 +14,13 @@ import re
 
 import numpy as np
 
-from ultimate_rl.games import layout, solver
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.board import BoardPicture, BoardShape, lines
 from ultimate_rl.games.errors import MoveError, UnknownGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
 from ultimate_rl.games.notation import grid_cell, in_range
-from ultimate_rl.games.positions import sample_positions
+from ultimate_rl.games.solver import SolvedByTables
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
 _ACTION_TEXT = re.compile(r"\s*([1-9])\s*@\s*([0-8])\s*")
@@ -42,7 +42,7 @@ def _complement_numbers() -> tuple[np.ndarray, np.ndarray]:
     return actions, channels
 
 
-class NumericalTicTacToe(Game):
+class NumericalTicTacToe(SolvedByTables, Game):
     """Graham's numerical tic-tac-toe; the odd player (player 0) moves first."""
 
     name = "numerical_ttt"
@@ -127,24 +127,15 @@ class NumericalTicTacToe(Game):
         cell, number = divmod(int(action), 9)
         return f"{number + 1} at {cell + 1}"
 
-    def why_illegal(self, state: np.ndarray, action: int) -> str:
-        name = self.move_text(action)
-        if self.picture(state).owners[action // 9] >= 0:
-            return f"{name}: that cell is already taken"
+    def refusal(self, state: np.ndarray, action: int) -> str:
         number, mover = action % 9 + 1, self.current_player(state)
         if number % 2 != (1 if mover == 0 else 0):
-            return f"{name}: {number} is not yours; you write the {self.mark_names[mover]} numbers"
-        return f"{name}: {number} has already been used"
+            return f": {number} is not yours; you write the {self.mark_names[mover]} numbers"
+        return f": {number} has already been used"
 
     def where_to_play(self, state: np.ndarray) -> str:
         left = self.numbers_left(state, self.current_player(state))
         return "Your numbers: " + ", ".join(map(str, left)) + "."
-
-    def exact_action_values(self, state: np.ndarray) -> np.ndarray | None:
-        return solver.action_values(self, state) if solver.is_solvable(self) else None
-
-    def exact_positions(self, count: int, seed: int) -> list[np.ndarray]:
-        return sample_positions(self, count, seed) if solver.is_solvable(self) else []
 
     def numbers_left(self, state: np.ndarray, player: int) -> list[int]:
         """The numbers ``player`` (0 odd, 1 even) has not written yet."""

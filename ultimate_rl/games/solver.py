@@ -26,6 +26,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.errors import UnsolvableGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
 from ultimate_rl.games.kernels import tictactoe as kt
+from ultimate_rl.games.positions import sample_positions
 
 ILLEGAL = -2  # entry of ``action_values`` for an action that is not legal
 _UNKNOWN = 0  # table entry of a position not solved yet; solved ones hold value + _SHIFT
@@ -288,3 +289,14 @@ def solve(game: Game, state: np.ndarray) -> tuple[int, np.ndarray]:
         return int(_terminal_value(state)), np.zeros(0, dtype=np.int64)
     value = int(values[legal].max())
     return value, np.flatnonzero(values == value).astype(np.int64)
+
+
+class SolvedByTables:
+    """The exact-solver hooks of a ``Game`` these tables solve (numerical_ttt, tictactoe up to
+    4x4): values from ``action_values``, test positions from random play."""
+
+    def exact_action_values(self: Game, state: np.ndarray) -> np.ndarray | None:
+        return action_values(self, state) if is_solvable(self) else None
+
+    def exact_positions(self: Game, count: int, seed: int) -> list[np.ndarray]:
+        return sample_positions(self, count, seed) if is_solvable(self) else []

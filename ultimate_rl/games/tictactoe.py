@@ -12,19 +12,19 @@ from typing import Any
 
 import numpy as np
 
-from ultimate_rl.games import layout, solver
+from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.board import BoardPicture, BoardShape, lines, won_lines
 from ultimate_rl.games.errors import InvalidStateError, MoveError, UnknownGameError
 from ultimate_rl.games.kernels import tictactoe as kt
 from ultimate_rl.games.notation import cell_name, grid_cell, in_range
-from ultimate_rl.games.positions import sample_positions
+from ultimate_rl.games.solver import SolvedByTables
 from ultimate_rl.games.symmetry import board_symmetries
 
 _MARK_CHARS = ("X", "O")
 
 
-class TicTacToe(Game):
+class TicTacToe(SolvedByTables, Game):
     """k-in-a-row on a square board; X (player 0) moves first."""
 
     name = "tictactoe"
@@ -75,12 +75,6 @@ class TicTacToe(Game):
 
     def initial_state(self) -> np.ndarray:
         return kt.initial_state(self.size, self.k)
-
-    def exact_action_values(self, state: np.ndarray) -> np.ndarray | None:
-        return solver.action_values(self, state) if solver.is_solvable(self) else None
-
-    def exact_positions(self, count: int, seed: int) -> list[np.ndarray]:
-        return sample_positions(self, count, seed) if solver.is_solvable(self) else []
 
     def check_state(self, state: np.ndarray) -> np.ndarray:
         """Also rejects a state of another board size or k, which the kernels would misread."""

@@ -133,17 +133,14 @@ class UltimateTicTacToe(Game):
         grid = cell_name(int(self.action_cells[action]), 9)
         return f"{grid} (board {board + 1}, cell {cell + 1})"
 
-    def why_illegal(self, state: np.ndarray, action: int) -> str:
-        name = self.move_text(action)
-        if self.picture(state).owners[self.action_cell(state, action)] >= 0:
-            return f"{name}: that cell is already taken"
+    def refusal(self, state: np.ndarray, action: int) -> str:
         playable = self.playable_boards(state)
         if len(playable) == 1:
             return (
-                f"{name}: you must play in board {playable[0] + 1} (highlighted), "
+                f": you must play in board {playable[0] + 1} (highlighted), "
                 "where the last move sent you"
             )
-        return f"{name}: board {action // 9 + 1} is closed (won or full); play in any open board"
+        return f": board {action // 9 + 1} is closed (won or full); play in any open board"
 
     def where_to_play(self, state: np.ndarray) -> str:
         playable = self.playable_boards(state)

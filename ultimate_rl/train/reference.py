@@ -31,7 +31,7 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from ultimate_rl.game_configs import game_node
+from ultimate_rl.game_configs import game_node, game_parameters
 from ultimate_rl.games import GAMES
 from ultimate_rl.train.run import CONFIG_DIR
 from ultimate_rl.train.schema import GameSection, TrainConfig, field_default
@@ -191,7 +191,7 @@ def game_options() -> list[tuple[str, str, str, Any]]:
     out = []
     for name, cls in GAMES.items():
         docs = attribute_docs(cls)
-        for param in list(inspect.signature(cls.__init__).parameters.values())[1:]:
+        for param in game_parameters(name):
             annotation, doc = docs.get(param.name, (str(param.annotation), ""))
             default = None if param.default is param.empty else param.default
             if doc:

@@ -66,9 +66,15 @@ def has_four(bits: np.int64) -> bool:
 
 
 @njit(cache=True)
+def cell_bit(row: int, col: int) -> int:
+    """The bitboard bit of the cell on ``row`` (counted from the TOP) and column ``col``."""
+    return COLUMN_BITS * col + ROWS - 1 - row
+
+
+@njit(cache=True)
 def cell_owner(state: np.ndarray, row: int, col: int) -> int:
     """0 or 1 for the player whose stone is on (``row`` from the TOP, ``col``), -1 if empty."""
-    bit = np.int64(1) << (COLUMN_BITS * col + ROWS - 1 - row)
+    bit = np.int64(1) << cell_bit(row, col)
     for player in range(2):
         if board(state, player) & bit != 0:
             return player
@@ -117,7 +123,7 @@ def encode(state: np.ndarray, planes: np.ndarray) -> None:
     other = board(state, 1 - player)
     for row in range(ROWS):
         for col in range(COLS):
-            bit = COLUMN_BITS * col + ROWS - 1 - row
+            bit = cell_bit(row, col)
             planes[0, row, col] = (own >> bit) & 1
             planes[1, row, col] = (other >> bit) & 1
             planes[2, row, col] = 1.0 if player == 0 else 0.0
