@@ -18,6 +18,7 @@ from ultimate_rl.games import (
     kernels,
     layout,
     make,
+    solve,
 )
 from ultimate_rl.games import connect_four_solver as solver
 from ultimate_rl.games.kernels import connect_four as kc
@@ -302,7 +303,7 @@ def test_solver_agrees_with_minimax(seed: int) -> None:
         player = 1 + len(actions) % 2
         expected = minimax_action_values(as_grid(actions), player)
         assert solver.action_values(state).tolist() == expected
-        value, best = solver.solve(state)
+        value, best = solve(GAME, state)
         assert value == minimax(as_grid(actions), player)
         assert best.tolist() == [c for c in range(COLS) if expected[c] == value]
 
@@ -332,12 +333,12 @@ def test_solver_takes_an_immediate_win_and_blocks_an_immediate_loss() -> None:
         mine, theirs = immediate_wins(grid, player), immediate_wins(grid, 3 - player)
         if mine:
             won += 1
-            assert all(values[c] == 1 for c in mine) and solver.solve(state)[0] == 1
+            assert all(values[c] == 1 for c in mine) and solve(GAME, state)[0] == 1
         elif len(theirs) == 1:
             blocked += 1
             others = [c for c in range(COLS) if c != theirs[0] and values[c] != solver.ILLEGAL]
             assert all(values[c] == -1 for c in others)
-            assert theirs[0] in solver.solve(state)[1].tolist()
+            assert theirs[0] in solve(GAME, state)[1].tolist()
 
 
 def test_solver_bounds_and_finished_games() -> None:
@@ -345,10 +346,10 @@ def test_solver_bounds_and_finished_games() -> None:
         solver.action_values(GAME.initial_state())
     won = GAME.apply_sequence([0, 1, 0, 1, 0, 1, 0])  # finished early: nothing left to solve
     assert solver.action_values(won).tolist() == [solver.ILLEGAL] * COLS
-    value, best = solver.solve(won)
+    value, best = solve(GAME, won)
     assert value == -1 and best.size == 0
     drawn = GAME.apply_sequence([int(c) for c in DRAWN_GAME])
-    assert solver.solve(drawn)[0] == 0
+    assert solve(GAME, drawn)[0] == 0
     with pytest.raises(UnsolvableGameError, match="MAX_EMPTY_CELLS"):
         solver.labelled_positions(1, max_empty=solver.MAX_EMPTY_CELLS + 1)
     with pytest.raises(ValueError, match="min_empty"):

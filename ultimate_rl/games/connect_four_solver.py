@@ -21,8 +21,8 @@ from numba import njit
 from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.errors import UnsolvableGameError
 from ultimate_rl.games.kernels import connect_four as kc
+from ultimate_rl.games.solver import ILLEGAL
 
-ILLEGAL = -2  # entry of ``action_values`` for an action that is not legal
 MAX_EMPTY_CELLS = 24
 """The most empty cells a position may have to be solved. Measured on one core: 16 empty cells
 take about 0.05 ms a position (at most a few ms), 24 at most about 0.05 s, 28 up to 1 s."""
@@ -218,28 +218,6 @@ def action_values(state: np.ndarray) -> np.ndarray:
     values = np.empty(kc.NUM_ACTIONS, dtype=np.int64)
     _action_values(state, *_table(), values)
     return values
-
-
-def _terminal_value(state: np.ndarray) -> int:
-    """Result of a finished game for the player whose turn it would be."""
-    status = int(state[layout.STATUS])
-    if status == layout.DRAW:
-        return 0
-    return 1 if status - layout.FIRST_WON == int(state[layout.PLAYER]) else -1
-
-
-def solve(state: np.ndarray) -> tuple[int, np.ndarray]:
-    """Exact value of ``state`` for the player to move and the sorted columns that achieve it.
-
-    Like ``games.solver.solve``: a finished game gets its result from the view of the player
-    whose turn it would be (so -1 after a win) and no actions.
-    """
-    values = action_values(state)
-    legal = values != ILLEGAL
-    if not legal.any():
-        return _terminal_value(state), np.zeros(0, dtype=np.int64)
-    value = int(values[legal].max())
-    return value, np.flatnonzero(values == value).astype(np.int64)
 
 
 def labelled_positions(

@@ -15,7 +15,7 @@ import numpy as np
 
 from ultimate_rl.agents.network import NetworkAgent
 from ultimate_rl.games import connect_four_solver as solver
-from ultimate_rl.games import make
+from ultimate_rl.games import make, solve
 
 game = make("connect_four")
 decisive = game.exact_positions(200, 1234)
@@ -24,7 +24,7 @@ for sims in [int(s) for s in sys.argv[2:]] or [0, 200]:
     agent = NetworkAgent(sys.argv[1], num_simulations=sims, seed=0)
     for label, positions in (("decisive", decisive), ("all", plain)):
         kept = [
-            int(agent.select_action(game, state)) in set(solver.solve(state)[1].tolist())
+            int(agent.select_action(game, state)) in set(solve(game, state)[1].tolist())
             for state in positions
         ]
         print(f"{sims:>5} simulations, {label:>8} positions: {np.mean(kept):.3f} ({sum(kept)}/200)")
