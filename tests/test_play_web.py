@@ -349,9 +349,12 @@ class SlowAgent(SeededRandomAgent):
 
 
 def _wait(driver: Any, condition: Any, seconds: float = 30) -> Any:
+    """Waits for the condition; an element a redraw replaced mid-check is retried, not failed."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, seconds).until(condition)
+    waiter = WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
+    return waiter.until(condition)
 
 
 def _click_cell(driver: Any, cell: int) -> None:
@@ -441,8 +444,11 @@ def test_new_game_while_the_agent_thinks_keeps_the_new_game(browser: Any) -> Non
         browser.get(srv.url + "/")
         _click_cell(browser, 4)  # the agent now thinks for 1.5 s
         # the person's own move is drawn at once, not when the agent's reply comes
-        _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".cell[data-cell='4']").text, 1)
-        assert browser.find_element(By.CSS_SELECTOR, ".cell[data-cell='4']").text == "X"
+        _wait(
+            browser,
+            lambda d: d.find_element(By.CSS_SELECTOR, ".cell[data-cell='4']").text == "X",
+            1,
+        )
         assert "thinking" in browser.find_element(By.ID, "status").text
         old = browser.current_url.rsplit("/", 1)[1]
         browser.find_element(By.ID, "new-game").click()
