@@ -256,7 +256,9 @@ def test_readme_commands_compose() -> None:
     from hydra import compose, initialize_config_dir
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    import ultimate_rl  # noqa: F401  (registers the game=NAME options, as every script does)
+    # registers the game=NAME options and the training config's defaults and presets, as the
+    # scripts do
+    import ultimate_rl.train  # noqa: F401
 
     parser = OverridesParser.create()
     with initialize_config_dir(str(ROOT / "configs"), version_base=None):

@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 import pytest
 from hydra.errors import ConfigCompositionException, HydraException
 from omegaconf import OmegaConf
 
+from ultimate_rl.nn.config import ModelConfig
+from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.train import ConfigError, check_config, prepare_run
 from ultimate_rl.train.config import SECTIONS
-from ultimate_rl.train.learner import learning_rate
+from ultimate_rl.train.learner import learning_rate, model_fix
+from ultimate_rl.train.presets import PRESETS, Preset, preset_values
 from ultimate_rl.train.run import CONFIG_DIR, compose_train_config
 
 ROOT = Path(__file__).resolve().parents[1]
 # a run config saved before optim.loss_weights existed: the first shipped agent's
 V1_RUN_CONFIG = ROOT / "docs/experiments/uttt_agent_v1/run/config.yaml"
 
-PRESETS = ["tictactoe_quick", "numerical_ttt", "uttt_cpu", "uttt_gpu"]
+EXPERIMENTS = sorted(path.stem for path in (CONFIG_DIR / "experiment").glob("*.yaml"))
 
 
-@pytest.mark.parametrize("preset", PRESETS)
-def test_every_preset_passes_the_checks(preset: str):
+@pytest.mark.parametrize("preset", EXPERIMENTS)
+def test_every_experiment_passes_the_checks(preset: str):
     cfg = compose_train_config([f"experiment={preset}"])
     checked = check_config(cfg)
     assert checked.game.name == cfg.game.name
@@ -74,9 +77,8 @@ def test_wrong_type_is_reported():
         check_config(compose_train_config(["train.batch_size=many"]))
 
 
-def test_selfplay_section_is_the_workers_settings_with_the_files_defaults():
-    defaults = OmegaConf.to_container(OmegaConf.load(CONFIG_DIR / "selfplay" / "default.yaml"))
-    assert defaults == asdict(SelfPlaySettings())
+def test_selfplay_section_is_the_workers_settings_with_their_defaults():
+    assert OmegaConf.to_container(compose_train_config([]).selfplay) == asdict(SelfPlaySettings())
     overrides = ["selfplay.temperature=2", "selfplay.playout_cap.fraction_full=0.25"]
     settings = check_config(compose_train_config(overrides)).selfplay
     assert settings.playout_cap.fraction_full == 0.25
@@ -96,11 +98,46 @@ def test_the_selfplay_sections_still_import_from_where_they_were_declared():
     assert parallel.RaySettings is schema.RaySettings
 
 
-def test_config_files_state_the_dataclass_defaults():
-    """The dataclasses hold the defaults; the default config's files must say the same."""
+def test_the_composed_config_holds_every_declared_key_with_its_default():
+    """The dataclasses hold the defaults; what Hydra composes (``train/presets.py``'s
+    ConfigStore entries) must say the same, so every key can be overridden by name."""
     cfg = compose_train_config([])
     for name, schema in SECTIONS.items():
         assert OmegaConf.to_container(cfg[name]) == asdict(schema()), name
+    assert {k: cfg[k] for k in ("seed", "device", "resume")} == {
+        "seed": 0,
+        "device": "auto",
+        "resume": False,
+    }
+    assert sorted(cfg.model) == sorted(f.name for f in fields(ModelConfig))
+    assert sorted(cfg.search) == sorted(f.name for f in fields(SearchConfig))
+
+
+@pytest.mark.parametrize(
+    ("group", "name"), [(g, n) for g, options in PRESETS.items() for n in options]
+)
+def test_every_group_preset_composes_with_its_changes_and_passes_the_checks(
+    group: str, name: str
+):
+    game = "uttt" if PRESETS[group][name].changes.get("board_size") == 9 else "tictactoe"
+    cfg = compose_train_config([f"{group}={name}", f"game={game}"])
+    for key, value in PRESETS[group][name].changes.items():
+        assert cfg[group][key] == value, (group, name, key)
+    check_config(cfg)
+
+
+def test_a_preset_that_changes_an_unknown_key_is_named(monkeypatch: pytest.MonkeyPatch):
+    broken = {**PRESETS["model"], "typo": Preset("a misspelt key", {"chanels": 8})}
+    monkeypatch.setitem(PRESETS, "model", broken)
+    with pytest.raises(KeyError, match=r"model=typo changes unknown key\(s\) \['chanels'\]"):
+        preset_values("model", "typo")
+
+
+def test_a_network_mismatch_names_the_preset_that_builds_it():
+    small = ModelConfig.from_dict(preset_values("model", "resnet_small"))
+    fix = model_fix(small, ModelConfig.from_dict(preset_values("model", "mlp")))
+    assert fix.startswith("set model=resnet_small to match (or ")
+    assert "model.blocks=3" in fix and "model.arch=resnet" in fix
 
 
 def test_sections_come_back_typed():
@@ -212,3 +249,10 @@ def test_learning_rate_schedules():
 def test_a_bad_training_precision_is_named(override: str, message: str):
     with pytest.raises(ConfigError, match=message):
         check_config(compose_train_config([override, "device=cpu"]))
+
+
+def test_an_unknown_aux_head_is_named_with_the_valid_ones():
+    with pytest.raises(ConfigError, match=r"unknown model\.aux_heads \['bogus'\]; choose from"):
+        check_config(compose_train_config(["model.aux_heads=[bogus]"]))
+    with pytest.raises(ConfigError, match=r"each at most once"):
+        check_config(compose_train_config(["model.aux_heads=[soft_policy,soft_policy]"]))

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ultimate_rl.nn.config import ModelConfig
+from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.models import HeadOutputs, PolicyValueNet, mask_logits
 
 
@@ -154,11 +154,15 @@ AUX_LOSSES: dict[str, Loss] = {
     "opponent_policy": Loss("opponent_policy", opponent_policy_loss, ("opponent_policies",)),
     "soft_policy": Loss("soft_policy", soft_policy_loss),
 }
-"""The loss of each auxiliary head (``nn.config.AUX_HEADS``), trained when the model has it."""
+"""The auxiliary heads a model may add (``model.aux_heads``), each declared once, here, by its
+loss; ``nn.models`` gives every listed head a policy-shaped output."""
 
 
 def losses_for(model: ModelConfig) -> tuple[Loss, ...]:
     """The loss terms a model with ``model.aux_heads`` trains."""
+    unknown = sorted(set(model.aux_heads) - set(AUX_LOSSES))
+    if unknown:
+        raise ModelConfigError(f"unknown model.aux_heads {unknown}; choose from {list(AUX_LOSSES)}")
     return (*LOSSES, *(AUX_LOSSES[head] for head in model.aux_heads))
 
 

@@ -68,7 +68,7 @@ MAX_TIMED_BATCH = 256  # speeds per position level off well before this
 
 @dataclass
 class SelfPlaySettings:
-    """The ``selfplay`` config group, shaped like ``configs/selfplay/default.yaml``.
+    """The ``selfplay`` config group, ``selfplay=default`` (``train/presets.py``).
 
     It is also the training config's schema for that group (``train/config.py``), so an option
     is added here once.

@@ -7,8 +7,8 @@ with a message naming the key and the valid choices. ``check_config`` returns ev
 its dataclass (``RunConfig``), so the loop reads typed values.
 
 The keys, their defaults and their documentation are the dataclasses of ``train/schema.py``
-(``TrainConfig``); the YAML files in ``configs/`` state the same values for Hydra's command line,
-and ``tests/test_train_config.py`` fails when the two disagree.
+(``TrainConfig``); ``train/presets.py`` stores them in Hydra's ConfigStore for the command
+line, so no YAML file repeats them.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ultimate_rl.games import GAMES, Game, is_solvable
 from ultimate_rl.games import make as make_game
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import PRECISIONS, resolve_device, training_precision
-from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES
+from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES, losses_for
 from ultimate_rl.search import SearchConfig, SearchError
 from ultimate_rl.selfplay.schema import RaySettings, SelfPlaySettings
 from ultimate_rl.train.schema import (
@@ -215,6 +215,10 @@ def _check_loss_weights(run: RunConfig) -> None:
     """A weight for every loss; an auxiliary head trains iff it is in ``model.aux_heads`` and
     its weight is > 0 (a weight without the head, or the head without a weight, is a mistake)."""
     weights = run.optim.loss_weights
+    try:
+        losses_for(run.model)
+    except ModelConfigError as err:
+        raise ConfigError(str(err)) from None
     losses = sorted([loss.name for loss in LOSSES] + list(AUX_LOSSES))
     if sorted(weights) != losses:
         raise ConfigError(

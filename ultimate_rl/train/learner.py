@@ -17,12 +17,10 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf
 
 from ultimate_rl.faults import failpoint
 from ultimate_rl.nn import autocast, build_model
@@ -35,6 +33,7 @@ from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData
 from ultimate_rl.train.config import ConfigError, OptimSection, RunConfig
+from ultimate_rl.train.presets import PRESETS, preset_values
 
 
 @dataclass
@@ -109,21 +108,17 @@ def channels_last(batch: Batch) -> Batch:
     return Batch(planes, batch.masks, batch.targets)
 
 
-MODEL_PRESETS = Path(__file__).resolve().parents[2] / "configs" / "model"
-
-
 def model_fix(source: ModelConfig, target: ModelConfig) -> str:
     """How to make a run's ``model`` config build ``source``'s network: the preset that matches
-    it (``configs/model/``), if one does, and the keys that differ."""
+    it (``train.presets.PRESETS["model"]``), if one does, and the keys that differ."""
     keep = ("aux_heads",)  # a run may add auxiliary heads to a warm-started network
     wanted = {k: v for k, v in source.to_dict().items() if k not in keep}
     have = {k: v for k, v in target.to_dict().items() if k not in keep}
     keys = " ".join(f"model.{k}={_override(v)}" for k, v in wanted.items() if have.get(k) != v)
-    for preset in sorted(MODEL_PRESETS.glob("*.yaml")):
-        data = OmegaConf.to_container(OmegaConf.load(preset))
-        config = ModelConfig.from_dict(data).to_dict() if isinstance(data, dict) else {}
+    for name in sorted(PRESETS["model"]):
+        config = ModelConfig.from_dict(preset_values("model", name)).to_dict()
         if all(config.get(k) == v for k, v in wanted.items()):
-            return f"set model={preset.stem} to match (or {keys})"
+            return f"set model={name} to match (or {keys})"
     return f"set {keys} to match"
 
 

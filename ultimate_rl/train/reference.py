@@ -6,7 +6,7 @@ under the field (an attribute docstring, as CleanRL's ``Args`` and mkdocstrings 
 game options are the game classes' constructor arguments, documented the same way in the class.
 ``config_reference`` walks them, reading the docstrings and annotations with ``ast``;
 ``config_reference_markdown`` is the page ``docs/reference/config.md``, with the presets of each
-config group (``configs/GROUP/*.yaml``, found by listing the folders). The page is committed
+config group (``train/presets.py``; the files of ``configs/experiment/``). The page is committed
 (it reads on GitHub too); ``write_config_reference`` rewrites it when stale, which the site's
 MkDocs hook (``docs/hooks/site.py``) does at every build, and ``tests/test_docs.py`` fails while
 the committed page differs from the code.
@@ -33,6 +33,7 @@ from omegaconf import OmegaConf
 
 from ultimate_rl.game_configs import game_node, game_parameters
 from ultimate_rl.games import GAMES
+from ultimate_rl.train.presets import PRESETS, preset_values
 from ultimate_rl.train.run import CONFIG_DIR
 from ultimate_rl.train.schema import GameSection, TrainConfig, field_default
 
@@ -74,16 +75,17 @@ class SectionDoc:
 
 @dataclass(frozen=True)
 class Preset:
-    """One option of a config group: a file ``configs/GROUP/NAME.yaml``."""
+    """One option of a config group: a game, a ``train.presets`` preset or a file
+    ``configs/GROUP/NAME.yaml``."""
 
     group: str
     """The config group, e.g. ``model``."""
     name: str
     """The option's name, as in ``model=NAME``."""
     description: str
-    """The first sentence of the file's header comment (a game: its class docstring's)."""
+    """Its one sentence (a game: its class docstring's first; a file: its header comment's)."""
     values: dict[str, Any]
-    """What the file sets (a global ``experiment`` preset: for the whole config)."""
+    """What it sets (a global ``experiment`` preset: for the whole config)."""
     picks: dict[str, str]
     """The presets it picks in other groups (its defaults list), e.g. ``{"model": "mlp"}``."""
     default: bool
@@ -114,9 +116,10 @@ def default_choices() -> dict[str, str | None]:
 
 
 def group_presets(group: str) -> list[Preset]:
-    """The options of a config group, from listing ``configs/GROUP/``."""
+    """The options of a config group: the games (``games.registry``), the presets of
+    ``train.presets.PRESETS``, or the files of ``configs/GROUP/`` (``experiment``)."""
     chosen = default_choices().get(group)
-    if group == "game":  # derived from the list of games, not from files
+    if group == "game":  # derived from the list of games
         return [
             Preset(
                 group,
@@ -127,6 +130,11 @@ def group_presets(group: str) -> list[Preset]:
                 name == chosen,
             )
             for name, cls in GAMES.items()
+        ]
+    if group in PRESETS:
+        return [
+            Preset(group, name, preset.description, preset_values(group, name), {}, name == chosen)
+            for name, preset in PRESETS[group].items()
         ]
     out = []
     for path in sorted((CONFIG_DIR / group).glob("*.yaml")):
@@ -202,13 +210,13 @@ def game_options() -> list[tuple[str, str, str, Any]]:
 
 def preset_defaults(preset: Preset, keys: Sequence[KeyDoc]) -> dict[str, str]:
     """What each of ``keys`` (keys of ``preset``'s group) is under ``preset``, as YAML writes
-    it: the preset file's value, else the declared default."""
+    it: the preset's value, else the declared default."""
     files = {preset.group: preset.values}
     return {key.key: yaml_value(_preset_value(key.key, key.declared, files)) for key in keys}
 
 
 def _preset_value(key: str, declared: Any, presets: Mapping[str, Any]) -> Any:
-    """``key``'s value under ``presets`` (group -> the values a preset file sets): the file's
+    """``key``'s value under ``presets`` (group -> the values a preset sets): the preset's
     (a mapping merged over the declared one, as Hydra merges it) or else ``declared``."""
     node: Any = presets
     for part in key.split("."):
@@ -300,7 +308,7 @@ def _introduction(choices: dict[str, str | None]) -> str:
         `scripts/train.py` composes its config with Hydra from `configs/train.yaml` and the
         config groups it lists. Any key below can be set on the command line
         (`python scripts/train.py train.iterations=5 selfplay.workers=2`), and a config group
-        picks a preset file (`model=resnet`, `experiment=uttt_cpu`). A run saves the config
+        picks a preset (`model=resnet`, `experiment=uttt_cpu`). A run saves the config
         it ran with as `config.yaml` in its run folder.
 
         **Default** is the value `python scripts/train.py` runs with: that of the default
@@ -325,11 +333,11 @@ def _presets_markdown(group: str, keys: list[KeyDoc]) -> str:
     """The presets of a section's config group: what each sets besides the defaults shown."""
     presets = group_presets(group)
     if len(presets) == 1:
-        return f"Preset: `{group}={presets[0].name}` (`configs/{group}/{presets[0].name}.yaml`)."
+        return f"Preset: `{group}={presets[0].name}` (the declared defaults)."
     where = (
         "one per game of `ultimate_rl/games/registry.py`"
         if group == "game"
-        else f"files in `configs/{group}/`"
+        else "declared in `ultimate_rl/train/presets.py`"
     )
     lines = [f"Presets (`{group}=NAME`, {where}):", ""]
     lines += ["| Preset | Description | Sets, besides the defaults below |", "| --- | --- | --- |"]

@@ -1,12 +1,12 @@
 """The training config's keys: one dataclass per section, one docstring per key.
 
-``TrainConfig`` is the shape of ``configs/train.yaml``: its top-level keys, then one field per
+``TrainConfig`` is the shape of the training config: its top-level keys, then one field per
 section, each a dataclass (``selfplay``'s and ``ray``'s are declared in ``selfplay/schema.py``,
 ``model``'s and ``search``'s are ``ModelConfig`` and ``SearchConfig``). The string under a field
 is that key's documentation, read by ``train/reference.py``, which writes
-``docs/reference/config.md`` from them, so the reference cannot drift from the code. The YAML
-files in ``configs/`` state the same defaults for Hydra's command line;
-``tests/test_train_config.py`` fails when the two disagree.
+``docs/reference/config.md`` from them, so the reference cannot drift from the code. No YAML
+file repeats the defaults: ``train/presets.py`` stores them (and each config group's presets,
+as changes to them) in Hydra's ConfigStore.
 """
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ class GameSection:
 
 @dataclass
 class TrainConfig:
-    """The training config (``configs/train.yaml``): the top-level keys, then its sections."""
+    """The training config: the top-level keys, then its sections."""
 
     seed: int = 0
     """Seeds every random stream of the run (initial weights, self-play, replay sampling,
@@ -229,25 +229,25 @@ class TrainConfig:
     game: GameSection = field(default_factory=GameSection)
     """The game to learn: ``game=NAME`` (one per registered game); checked by ``games.make``."""
     model: ModelConfig = field(default_factory=ModelConfig)
-    """The network: ``model=NAME`` (``configs/model/``); checked by ``ModelConfig``, and saved
+    """The network: ``model=NAME`` (``train/presets.py``); checked by ``ModelConfig``, and saved
     in every checkpoint, so an agent file rebuilds it."""
     search: SearchConfig = field(default_factory=SearchConfig)
     """The tree search of self-play, evaluations and gating: ``search=NAME``
-    (``configs/search/``); checked by ``SearchConfig``."""
+    (``train/presets.py``); checked by ``SearchConfig``."""
     selfplay: SelfPlaySettings = field(default_factory=SelfPlaySettings)
     """Self-play: how many games, where they run, and how moves are chosen
-    (``configs/selfplay/default.yaml``)."""
+    (``selfplay=default``)."""
     train: TrainSection = field(default_factory=TrainSection)
     """The loop: its length, the replay buffer, the optimiser's pace, checkpoints, the warm
-    start (in ``configs/train.yaml`` itself)."""
+    start (no config group)."""
     optim: OptimSection = field(default_factory=OptimSection)
-    """The optimiser and the loss: ``optim=NAME`` (``configs/optim/``)."""
+    """The optimiser and the loss: ``optim=NAME`` (``train/presets.py``)."""
     eval: EvalSection = field(default_factory=EvalSection)
     """Evaluation during training: baseline matches, the optimal-move rate of solved games, Elo,
-    gating (``configs/eval/default.yaml``)."""
+    gating (``eval=default``)."""
     ray: RaySettings = field(default_factory=RaySettings)
     """``selfplay.backend=ray`` only (``pip install -e ".[ray]"``): the cluster, and what each
-    self-play actor reserves (in ``configs/train.yaml`` itself)."""
+    self-play actor reserves (no config group)."""
 
 
 def field_default(f: Field[Any]) -> Any:
