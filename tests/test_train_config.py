@@ -116,9 +116,7 @@ def test_the_composed_config_holds_every_declared_key_with_its_default():
 @pytest.mark.parametrize(
     ("group", "name"), [(g, n) for g, options in PRESETS.items() for n in options]
 )
-def test_every_group_preset_composes_with_its_changes_and_passes_the_checks(
-    group: str, name: str
-):
+def test_every_group_preset_composes_with_its_changes_and_passes_the_checks(group: str, name: str):
     game = "uttt" if PRESETS[group][name].changes.get("board_size") == 9 else "tictactoe"
     cfg = compose_train_config([f"{group}={name}", f"game={game}"])
     for key, value in PRESETS[group][name].changes.items():
