@@ -52,7 +52,14 @@ def run(cfg: DictConfig) -> None:
     # the web server keeps the file to itself: a second one would serve stale copies of its games
     db = Database(cfg.db or default_db_path(), exclusive=cfg.ui == "web")
     game, levels, default = levels_for(cfg, db)
-    service = PlayService(game, levels, db, default_level=default, cache_size=cfg.max_games)
+    service = PlayService(
+        game,
+        levels,
+        db,
+        default_level=default,
+        takeover_level=cfg.takeover_level,
+        cache_size=cfg.max_games,
+    )
     if cfg.ui == "web":
         serve(WebPlay(service), cfg.host, cfg.port)
         return

@@ -210,11 +210,13 @@ def check_ratings(stored: dict[str, dict[str, Any]], rows: dict[str, tuple[Any, 
     for data in stored.values():
         match = Match.from_record(GAME, data["match"])
         if not (data["rated"] and match.over):
-            assert data.get("rating_change") is None, data
+            assert data.get("rating_changes") is None, data
             continue
-        results[data["player"]].append(match.human_result())
-        change = data["rating_change"]
-        deltas[data["player"]] += change["after"] - change["before"]
+        player = data["seats"][match.human]["player"]
+        results[player].append(match.human_result())
+        (change,) = data["rating_changes"]
+        assert change["player"] == player
+        deltas[player] += change["after"] - change["before"]
     assert set(results) == set(rows)
     for name, outcomes in results.items():
         rating, games, wins, draws, losses = rows[name]

@@ -135,7 +135,7 @@ def test_a_whole_game_through_the_api_and_resume_by_id(server: Server) -> None:
         assert status == 200, game
     assert game["result"]["outcome"] in ("win", "loss", "draw")
     status, again = server.call("GET", f"/api/games/{game_id}")
-    assert status == 200 and again == game
+    assert status == 200 and again == {**game, "seat": None}  # a watcher's read: no seat
     status, err = server.call("POST", f"/api/games/{game_id}/move", {"action": 0})
     assert status == 409 and "over" in err["error"]
 
@@ -226,6 +226,13 @@ def test_page_and_static_files_are_served_with_safe_headers(server: Server) -> N
 
 @pytest.fixture
 def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    driver = chromium(monkeypatch)
+    yield driver
+    driver.quit()
+
+
+def chromium(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A headless Chromium with its own profile (its own localStorage: another device)."""
     if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
         pytest.skip(
             "needs Debian's chromium and chromium-driver: "
@@ -245,29 +252,32 @@ def browser(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     ):
         options.add_argument(flag)
     service = webdriver.ChromeService(executable_path=str(CHROMEDRIVER))
-    driver = webdriver.Chrome(options=options, service=service)
-    yield driver
-    driver.quit()
+    return webdriver.Chrome(options=options, service=service)
 
 
 def _play_until_over(driver: Any, rng: np.random.Generator) -> str:
     """Clicks random playable cells (picking numbers as needed) until the result shows."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
     result = driver.find_element(By.ID, "result")
-    for _ in range(100):
+    for _ in range(200):
         WebDriverWait(driver, 30).until(
             lambda d: result.is_displayed() or d.find_elements(By.CSS_SELECTOR, ".cell.playable")
         )
         if result.is_displayed():
             return result.text
-        numbers = driver.find_elements(By.CSS_SELECTOR, ".number")
-        if numbers:
-            numbers[int(rng.integers(len(numbers)))].click()
-        cells = driver.find_elements(By.CSS_SELECTOR, ".cell.playable")
-        cells[int(rng.integers(len(cells)))].click()
-    raise AssertionError("the game did not end within 100 clicks")
+        try:
+            numbers = driver.find_elements(By.CSS_SELECTOR, ".number")
+            if numbers:
+                numbers[int(rng.integers(len(numbers)))].click()
+            cells = driver.find_elements(By.CSS_SELECTOR, ".cell.playable")
+            if cells:
+                cells[int(rng.integers(len(cells)))].click()
+        except StaleElementReferenceException:
+            continue  # the page redrew meanwhile (a push from the server): look again
+    raise AssertionError("the game did not end within 200 tries")
 
 
 @pytest.mark.parametrize("game_name", GAME_NAMES)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-SUITES = ("engine", "search", "selfplay", "scale")
-ALL = ("engine", "search", "selfplay")  # scale starts processes and Ray: run it by name
+SUITES = ("engine", "search", "selfplay", "scale", "play")
+ALL = ("engine", "search", "selfplay")  # scale and play start servers and processes: by name
 
 
 def run_suites(suite: str, cfg: Any) -> dict[str, float]:

@@ -14,14 +14,14 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from ultimate_rl.play.notation import MoveError, parse_move
-from ultimate_rl.play.service import GameRecord, PlayError, PlayService
+from ultimate_rl.play.service import DEFAULT_AWAY_SECONDS, GameRecord, PlayError, PlayService
 from ultimate_rl.play.session import parse_side, parse_turn_seconds
 
 LONG_POLL_SECONDS = 15.0  # a watcher's request returns after this long even if nothing changed
@@ -36,6 +36,86 @@ class WebPlay:
         self.read_timeout = read_timeout  # seconds a request's headers and body may take
         self._lock = threading.Lock()
         self._conditions: dict[str, threading.Condition] = {}
+        self._listeners: dict[str, list[Callable[[], None]]] = {}
+        self._watchers: dict[str, int] = {}  # open live connections without a seat, per game
+        self.closing = False  # the server stops: long polls answer now
+
+    def close(self) -> None:
+        """Ends every long poll now (the server is stopping)."""
+        self.closing = True
+        with self._lock:
+            conditions = list(self._conditions.values())
+        for condition in conditions:
+            with condition:
+                condition.notify_all()
+
+    def _changed(self, record: GameRecord, condition: threading.Condition) -> None:
+        """Wakes the long polls of this game (lock held) and tells its live connections."""
+        condition.notify_all()
+        with self._lock:
+            listeners = list(self._listeners.get(record.id, ()))
+        for listener in listeners:
+            listener()
+
+    def subscribe(self, game_id: str, listener: Callable[[], None]) -> Callable[[], None]:
+        """Calls ``listener`` (from any thread; it must not block) after every change of the
+        game; returns the function that stops it."""
+        with self._lock:
+            self._listeners.setdefault(game_id, []).append(listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners[game_id].remove(listener)
+                if not self._listeners[game_id]:
+                    del self._listeners[game_id]
+
+        return unsubscribe
+
+    def connect(self, game_id: str, token: str | None) -> int | None:
+        """A live connection opens (a page's WebSocket): its seat (None: a watcher), whose
+        person counts as here until ``disconnect``; the game stays in memory meanwhile."""
+        with self._held(game_id) as (record, condition), condition:
+            seat = None if token is None else self.service.check_token(record, token)
+            with self._lock:
+                record.users += 1  # until ``disconnect``
+                if seat is None:
+                    self._watchers[game_id] = self._watchers.get(game_id, 0) + 1
+            if seat is not None:
+                record.seats[seat].connections += 1
+            # news to the live pages, not a new version: versions are the stored game's
+            self._changed(record, condition)
+        return seat
+
+    def disconnect(self, game_id: str, seat: int | None) -> None:
+        """The live connection of ``connect`` closed: its person is away from now on."""
+        with self._held(game_id) as (record, condition), condition:
+            if seat is None:
+                with self._lock:
+                    self._watchers[game_id] -= 1
+            else:
+                record.seats[seat].connections -= 1
+                record.seats[seat].last_seen = self.service.clock()
+            self._changed(record, condition)
+            with self._lock:
+                record.users -= 1  # the one ``connect`` took
+
+    def tick(self, game_id: str) -> float | None:
+        """Ends the game on time or lets the computer take over an away person, if due;
+        returns the seconds until the next such moment (None: none is coming)."""
+        with self._held(game_id) as (record, condition), condition:
+            self.service.refresh_clock(record)
+            self._start_agent(record, condition)
+            waits = [
+                record.match.seconds_left(self.service.clock()),
+                None if record.thinking else self.service.away_left(record),
+            ]
+            return min((w for w in waits if w is not None), default=None)
+
+    def snapshot(self, game_id: str, seat: int | None) -> dict[str, Any]:
+        """The game as the page with this seat (None: a watcher) draws it, now."""
+        with self._held(game_id) as (record, condition), condition:
+            self.service.refresh_clock(record)
+            return self._json(record, seat)
 
     @contextmanager
     def _held(self, game_id: str) -> Iterator[tuple[GameRecord, threading.Condition]]:
@@ -52,16 +132,52 @@ class WebPlay:
             with self._lock:
                 record.users -= 1
 
-    def _json(self, record: GameRecord) -> dict[str, Any]:
+    def _json(self, record: GameRecord, seat: int | None = None) -> dict[str, Any]:
+        """The game for a page; ``seat``: the asking person's (None: a watcher)."""
+        service = self.service
+        away = service.away_left(record)
+        seats = []
+        for index, held in enumerate(record.seats):
+            here = held.kind != "person" or held.connections > 0
+            if held.kind == "person" and not here and held.last_seen is not None:
+                here = service.clock() - held.last_seen < record.away_seconds
+            to_move = record.match.to_move == index
+            seats.append(
+                {
+                    "kind": held.kind,
+                    "player": held.player,
+                    "present": here,
+                    "connected": held.connections > 0,
+                    "computer": held.kind == "level" or (to_move and away == 0.0),
+                }
+            )
         return {
             "id": record.id,
             "version": record.version,
             "level": record.level.to_json(),
+            "opponent": record.opponent,
             "rated": record.rated,
             "player": record.player,
+            "seats": seats,
+            "seat": seat,
+            "away_seconds": record.away_seconds,
+            "computer_moves": list(record.computer_moves),
             "rating_change": record.rating_change,
+            "rating_changes": record.rating_changes,
+            "rematch": record.rematch,
+            "watchers": self._watchers.get(record.id, 0),
             "thinking": record.thinking,
-            **record.match.to_json(self.service.clock()),
+            **record.match.to_json(service.clock()),
+        }
+
+    def _seat_urls(self, record: GameRecord, seat: int) -> dict[str, Any]:
+        """A seat's secret token and play link, and the watch link (for the person it is for)."""
+        token = record.seats[seat].token
+        return {
+            "seat": seat,
+            "token": token,
+            "play_url": f"/game/{record.id}#play={token}",
+            "watch_url": f"/game/{record.id}",
         }
 
     def info(self) -> dict[str, Any]:
@@ -76,9 +192,8 @@ class WebPlay:
         rated = body.get("rated", False)
         if not isinstance(rated, bool):
             raise PlayError(400, "'rated' must be true or false")
-        level = body.get("level")
-        if level is not None and not isinstance(level, str):
-            raise PlayError(400, "'level' must be a level's name, see /api/info")
+        level = _level(body)
+        opponent = _text(body, "opponent", "level")
         with self._lock:
             created = self.service.create(
                 human,
@@ -86,36 +201,67 @@ class WebPlay:
                 turn_seconds=turn_seconds,
                 rated=rated,
                 player=body.get("player"),
+                opponent=opponent,
+                away_seconds=body.get("away_seconds", DEFAULT_AWAY_SECONDS),
             )
         with self._held(created.id) as (record, condition), condition:
             self._start_agent(record, condition)
             self._wait_for_agent(record, condition, body)
-            return {
-                **self._json(record),
-                "token": record.token,
-                "play_url": f"/game/{record.id}#play={record.token}",
-                "watch_url": f"/game/{record.id}",
-            }
+            answer = {**self._json(record, human), **self._seat_urls(record, human)}
+            invite = record.seats[1 - human].invite
+            if invite is not None:
+                answer["invite_url"] = f"/game/{record.id}#invite={invite}"
+            return answer
 
-    def get_game(self, game_id: str, after: int | None = None) -> dict[str, Any]:
-        """The game; with ``after``, waits until its version differs (or a while passes)."""
-        clock = self.service.clock
+    def join(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Takes the open seat (``{"invite": CODE, "player": NAME}``), or the creator gives it to
+        a level (``{"token": T, "level": NAME}``)."""
         with self._held(game_id) as (record, condition), condition:
-            self.service.refresh_clock(record)
+            if "invite" in body:
+                seat = self.service.join(record, body["invite"], body.get("player"))
+            else:
+                seat = self.service.check_token(record, body.get("token"))
+                self.service.start_level(record, seat, _level(body))
+            self._changed(record, condition)
+            self._start_agent(record, condition)
+            return {**self._json(record, seat), **self._seat_urls(record, seat)}
+
+    def rematch(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The next game between the same people, sides swapped; each keeps their token."""
+        with self._held(game_id) as (record, condition), condition:
+            seat = self.service.check_token(record, body.get("token"))
+            with self._lock:
+                created = self.service.rematch(record, seat)
+            self._changed(record, condition)
+            mine = 1 - seat
+            return {**self._json(created, mine), **self._seat_urls(created, mine)}
+
+    def get_game(
+        self, game_id: str, after: int | None = None, token: str | None = None
+    ) -> dict[str, Any]:
+        """The game; with ``after``, waits until its version differs (or a while passes). A
+        seat's ``token`` says its person is here (presence) and gets the seat's view."""
+        service, clock = self.service, self.service.clock
+        with self._held(game_id) as (record, condition), condition:
+            seat = None if token is None else service.check_token(record, token)
+            service.refresh_clock(record)
             self._start_agent(record, condition)  # e.g. the agent's turn when the server stopped
             end = time.monotonic() + LONG_POLL_SECONDS
-            while after is not None and record.version == after:
+            while after is not None and record.version == after and not self.closing:
                 left = end - time.monotonic()
                 if left <= 0:
                     break
-                clock_left = record.match.seconds_left(clock())
-                condition.wait(left if clock_left is None else min(left, clock_left + 0.05))
-                self.service.refresh_clock(record)
-            return self._json(record)
+                waits = [left, record.match.seconds_left(clock()), service.away_left(record)]
+                condition.wait(min(w for w in waits if w is not None) + 0.05)
+                service.refresh_clock(record)
+                self._start_agent(record, condition)  # the person to move went away
+            if seat is not None:
+                service.check_token(record, token)  # here until the end of the wait
+            return self._json(record, seat)
 
     def move(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
         with self._held(game_id) as (record, condition), condition:
-            self.service.check_token(record, body.get("token"))
+            seat = self.service.check_token(record, body.get("token"))
             self.service.refresh_clock(record)
             match = record.match
             if "ply" in body and not match.over and body["ply"] != len(match.actions):
@@ -124,15 +270,15 @@ class WebPlay:
                     f"the game has moved on ({len(match.actions)} moves, your page showed "
                     f"{body['ply']}); it is redrawn now",
                 )
-            if not match.over and match.human_to_move:
+            if not match.over and match.to_move == seat:
                 action = self._read_action(record, body)
             else:
                 action = -1  # human_move says why no move can be played now
-            self.service.human_move(record, action)
-            condition.notify_all()
+            self.service.human_move(record, action, seat)
+            self._changed(record, condition)
             self._start_agent(record, condition)
             self._wait_for_agent(record, condition, body)
-            return self._json(record)
+            return self._json(record, seat)
 
     def _read_action(self, record: GameRecord, body: dict[str, Any]) -> int:
         """The legal action a move request names, or a 4xx saying why it cannot be played."""
@@ -159,10 +305,10 @@ class WebPlay:
 
     def resign(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
         with self._held(game_id) as (record, condition), condition:
-            self.service.check_token(record, body.get("token"))
-            self.service.resign(record)
-            condition.notify_all()
-            return self._json(record)
+            seat = self.service.check_token(record, body.get("token"))
+            self.service.resign(record, seat)
+            self._changed(record, condition)
+            return self._json(record, seat)
 
     def _wait_for_agent(
         self, record: GameRecord, condition: threading.Condition, body: dict[str, Any]
@@ -173,7 +319,7 @@ class WebPlay:
 
     def _start_agent(self, record: GameRecord, condition: threading.Condition) -> None:
         """Starts the agent's worker if it is to move and not already thinking (lock held)."""
-        if record.thinking or not self.service.agent_to_move(record):
+        if record.thinking or not self.service.computer_to_move(record):
             return
         record.thinking = True
         ply = len(record.match.actions)
@@ -197,7 +343,7 @@ class WebPlay:
                     record.version += 1  # wake the waiters all the same
             finally:  # only now may the cache drop the record: the move is saved
                 record.thinking = False
-                condition.notify_all()
+                self._changed(record, condition)
 
     def analysis(self, game_id: str) -> dict[str, Any]:
         """The level's policy and value for the position (not during a rated game)."""
@@ -208,6 +354,8 @@ class WebPlay:
                     raise PlayError(409, "the game is over; nothing to analyse (see its review)")
                 if record.rated:
                     raise PlayError(403, "no analysis during a rated game")
+                if record.opponent == "person":
+                    raise PlayError(403, "no analysis during a game between two people")
                 state, ply = match.state.copy(), len(match.actions)
                 to_move = match.to_move
             analysis = self.service.analyse_position(record, state)
@@ -230,7 +378,7 @@ class WebPlay:
             try:
                 with self._held(game_id) as (record, condition), condition:
                     self.service.refresh_clock(record)
-                    condition.notify_all()
+                    self._changed(record, condition)
             except PlayError:  # another game's row (another game type in the same file)
                 continue
 
@@ -241,6 +389,13 @@ class WebPlay:
     def leaderboard(self) -> dict[str, Any]:
         self.end_expired_games()
         return self.service.leaderboard()
+
+
+def _level(body: dict[str, Any]) -> str | None:
+    level = body.get("level")
+    if level is not None and not isinstance(level, str):
+        raise PlayError(400, "'level' must be a level's name, see /api/info")
+    return level
 
 
 def _text(body: dict[str, Any], key: str, default: str) -> str:

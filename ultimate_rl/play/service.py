@@ -1,10 +1,22 @@
 """The play site's core, shared by the terminal and the browser: games, levels, clock, ratings.
 
-``PlayService`` creates, stores and reloads games (``GameRecord``: a ``Match`` with its id, secret
-play token, level and rating settings), applies the person's moves, lets the level's agent think
-and move, ends games on time, rates finished rated games and reviews them. It does no locking
-of its own around a game: the web server holds a game's lock around each call except ``think``
-(so other requests go on while an agent thinks); the terminal is single-threaded.
+``PlayService`` creates, stores and reloads games (``GameRecord``: a ``Match`` with its id, its two
+seats, level and rating settings), applies people's moves, lets the level's agent think and move,
+ends games on time, rates finished rated games and reviews them. It does no locking of its own
+around a game: the web server holds a game's lock around each call except ``think`` (so other
+requests go on while an agent thinks); the terminal is single-threaded.
+
+A game is against a level (one seat a person's, the other the level's) or between two people
+(``opponent="person"``): the creator's seat, and a seat opened by a one-use invitation that the
+second person's ``join`` takes. Each person's seat has its own secret token: it alone moves and
+resigns for that seat. A person who is away (no request or open connection for
+``away_seconds``) has their moves played by the takeover level until they come back; the
+record keeps which moves the computer made. Rated games between people rate both players once,
+from each other's ratings before the game. **A rated game in which the computer moved for one
+seat is rated as a loss for that seat and a win for the other, whatever the board says**
+(leaving a rated game forfeits it; the computer plays on so the other person's game does not
+hang, and whoever comes back can finish it), and one in which it moved for both seats is not
+rated.
 """
 
 from __future__ import annotations
@@ -23,9 +35,11 @@ from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
 from ultimate_rl.play.levels import Decision, Level, analysis_parts, assess, decide
 from ultimate_rl.play.session import Match
-from ultimate_rl.play.store import Database
+from ultimate_rl.play.store import Database, RatedResult
 
 PLAYER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\- ]{0,31}")
+OPPONENTS = ("level", "person")
+DEFAULT_AWAY_SECONDS = 60.0  # a person's seat is played by the computer after this long away
 
 
 class PlayError(Exception):
@@ -45,18 +59,62 @@ def check_player_name(name: Any) -> str:
     return name.strip()
 
 
+def check_away_seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
+        raise PlayError(
+            400, f"away_seconds must be a number of seconds in (0, 86400], got {value!r}"
+        )
+    return float(value)
+
+
+def _secret() -> str:
+    return secrets.token_urlsafe(18)
+
+
+@dataclass
+class Seat:
+    """Who plays one side: a person (holding the seat's secret token), an open seat waiting for
+    the invited person, or the game's level (no token, no invitation)."""
+
+    token: str | None = None
+    """A person's seat: the secret that moves and resigns for it."""
+    player: str | None = None
+    """The person's name (rated games need one)."""
+    invite: str | None = None
+    """An open seat: the one-use code of the invitation that takes it."""
+    last_seen: float | None = None
+    """When the person last made a request (not stored: a restarted server counts from then)."""
+    connections: int = 0
+    """The person's open live connections: present while there is one."""
+
+    @property
+    def kind(self) -> str:
+        return "person" if self.token else "open" if self.invite else "level"
+
+    def to_record(self) -> dict[str, Any]:
+        return {"token": self.token, "player": self.player, "invite": self.invite}
+
+
 @dataclass
 class GameRecord:
-    """A stored game: the match and everything around it the site needs."""
+    """A stored game: the match and everything around it the site needs.
+
+    ``seats[p]`` plays player ``p``; the creator sits at ``match.human``. ``level`` is the
+    opponent (against a level) or the takeover level (between people)."""
 
     id: str
-    token: str
     match: Match
     level: Level
+    seats: tuple[Seat, Seat]
     rated: bool = False
-    player: str | None = None
+    opponent: str = "level"  # or "person"
+    away_seconds: float = 60.0
+    computer_moves: list[int] = field(
+        default_factory=list
+    )  # plies the computer played for a person
     reviews: dict[int, dict[str, Any]] = field(default_factory=dict)  # ply -> value, best move
-    rating_change: dict[str, Any] | None = None
+    rating_changes: list[dict[str, Any]] | None = None  # per rated player, once rated
+    rematch: str | None = None  # the id of the rematch, once one is made
     version: int = 0  # bumped on every change, so watchers wait for the next one
     thinking: bool = False  # the agent is choosing a move (web: in a worker thread)
     users: int = 0  # requests holding the record (web): it stays in memory meanwhile
@@ -65,6 +123,26 @@ class GameRecord:
     def busy(self) -> bool:
         """Whether someone holds the record: dropping it from memory would make a second copy."""
         return self.thinking or self.users > 0
+
+    @property
+    def token(self) -> str:
+        """The creator's seat token."""
+        token = self.seats[self.match.human].token
+        assert token is not None
+        return token
+
+    @property
+    def player(self) -> str | None:
+        """The creator's name."""
+        return self.seats[self.match.human].player
+
+    @property
+    def rating_change(self) -> dict[str, Any] | None:
+        """The creator's rating change, once the game is rated."""
+        if not self.rating_changes:
+            return None
+        mine = next(c for c in self.rating_changes if c["player"] == self.player)
+        return {"before": mine["before"], "after": mine["after"]}
 
 
 class PlayService:
@@ -77,15 +155,21 @@ class PlayService:
         db: Database,
         *,
         default_level: str | None = None,
+        takeover_level: str | None = None,
         clock: Callable[[], float] = time.time,
         cache_size: int = 256,
     ) -> None:
+        """``takeover_level`` plays for an away person (default: the strongest rated level)."""
         if not levels:
             raise ValueError("the play site needs at least one level")
         self.game = game
         self.levels = {level.name: level for level in levels}
         self.default_level = default_level or levels[-1].name
         self.level(self.default_level)
+        rated = [level for level in levels if level.rating is not None]
+        strongest = max(rated, key=lambda lv: lv.rating or 0.0).name if rated else None
+        self.takeover_level = takeover_level or strongest or self.default_level
+        self.level(self.takeover_level)
         self.db = db
         self.clock = clock
         self.key = game.rating_key
@@ -117,6 +201,8 @@ class PlayService:
             "rules": self.game.rules,
             "levels": [level.to_json() for level in self.levels.values()],
             "default_level": self.default_level,
+            "takeover_level": self.takeover_level,
+            "away_seconds": DEFAULT_AWAY_SECONDS,
         }
 
     # ---- games ----------------------------------------------------------------------------
@@ -129,19 +215,107 @@ class PlayService:
         turn_seconds: float | None = None,
         rated: bool = False,
         player: str | None = None,
+        opponent: str = "level",
+        away_seconds: float = DEFAULT_AWAY_SECONDS,
     ) -> GameRecord:
-        chosen = self.level(level)
-        if rated:
+        """A new game with the creator at seat ``human``, against ``level`` or (``opponent``
+        ``"person"``) with the other seat open for an invited person; the takeover level is
+        ``level`` then (default: ``takeover_level``)."""
+        if opponent not in OPPONENTS:
+            raise PlayError(400, f"unknown opponent {opponent!r}; choose one of {list(OPPONENTS)}")
+        person = opponent == "person"
+        chosen = self.level(self.takeover_level if person and level is None else level)
+        if rated and not person:
             self.check_rated(chosen)
         if rated or player is not None:
             player = check_player_name(player)
-        match = Match(self.game, human, turn_seconds, now=self.clock())
+        check_away_seconds(away_seconds)
+        seats = [Seat(), Seat()]
+        seats[human] = Seat(token=_secret(), player=player, last_seen=self.clock())
+        if person:
+            seats[1 - human] = Seat(invite=_secret())
+        people = (0, 1) if person else (human,)
+        match = Match(self.game, human, turn_seconds, now=self.clock(), people=people)
         record = GameRecord(
-            secrets.token_urlsafe(9), secrets.token_urlsafe(18), match, chosen, rated, player
+            secrets.token_urlsafe(9),
+            match,
+            chosen,
+            (seats[0], seats[1]),
+            rated,
+            opponent,
+            float(away_seconds),
         )
         self.save(record)
         self._remember(record)
         return record
+
+    def join(self, record: GameRecord, invite: Any, player: Any = None) -> int:
+        """Takes the open seat with its invitation; returns the seat. 409 if it is taken."""
+        if not isinstance(invite, str):
+            raise PlayError(400, "send the invitation's code: {'invite': CODE} (the #invite= part)")
+        open_seats = [i for i, seat in enumerate(record.seats) if seat.kind == "open"]
+        if not open_seats:
+            raise PlayError(409, "this game's second seat is taken; ask for a new invitation")
+        seat = record.seats[open_seats[0]]
+        assert seat.invite is not None
+        if not secrets.compare_digest(invite, seat.invite):
+            raise PlayError(403, "this invitation is not this game's")
+        if record.rated or player is not None:
+            player = check_player_name(player)
+            if record.rated and player == record.player:
+                raise PlayError(
+                    400, f"{player!r} created this rated game; join under your own name"
+                )
+        seat.token, seat.player, seat.invite = _secret(), player, None
+        seat.last_seen = self.clock()
+        record.match.start_clock(self.clock())  # the clock starts once both seats are taken
+        self.save(record)
+        return open_seats[0]
+
+    def start_level(self, record: GameRecord, seat: int, level: str | None) -> None:
+        """The creator plays ``level`` instead of waiting for the invited person."""
+        if seat != record.match.human:
+            raise PlayError(403, "only the game's creator may choose a level for the open seat")
+        if record.seats[1 - seat].kind != "open":
+            raise PlayError(409, "the second seat is taken already")
+        chosen = self.level(level)
+        if record.rated:
+            self.check_rated(chosen)
+        record.seats[1 - seat].invite = None
+        record.level, record.opponent = chosen, "level"
+        record.match.people = (seat,)
+        record.match.start_clock(self.clock())
+        self.save(record)
+
+    def rematch(self, record: GameRecord, seat: int) -> GameRecord:
+        """The next game between the same two people, who swap sides (each keeps their token)."""
+        if record.opponent != "person" or record.seats[1 - seat].kind != "person":
+            raise PlayError(409, "a rematch is for a game between two people")
+        if not record.match.over:
+            raise PlayError(409, "the rematch opens when the game is over")
+        if record.rematch is not None:
+            return self.load(record.rematch)
+        old = record.match
+        human = 1 - old.human  # the creator swaps sides
+        match = Match(self.game, human, old.turn_seconds, now=self.clock(), people=(0, 1))
+        now = self.clock()
+        seats = tuple(
+            Seat(token=s.token, player=s.player, last_seen=now) for s in record.seats[::-1]
+        )
+        created = GameRecord(
+            secrets.token_urlsafe(9),
+            match,
+            record.level,
+            (seats[0], seats[1]),
+            record.rated,
+            "person",
+            record.away_seconds,
+        )
+        self.save(created)
+        self._remember(created)
+        record.rematch = created.id
+        self.save(record)
+        return created
 
     def load(self, game_id: str) -> GameRecord:
         """The game with this id, from memory or from the database; 404 if there is none."""
@@ -156,15 +330,26 @@ class PlayService:
         level = self.levels.get(data["level"]) or Level(
             data["level"], "", rating=data.get("rating")
         )
+        match = Match.from_record(self.game, data["match"])
+        now = self.clock()
+        seats = [Seat(last_seen=now, **seat) for seat in data.get("seats", [{}, {}])]
+        if "seats" not in data:  # a game saved before seats: the person's and the level's
+            seats[match.human] = Seat(token=token, player=data.get("player"), last_seen=now)
+        changes = data.get("rating_changes")
+        if changes is None and data.get("rating_change"):  # saved before rating_changes
+            changes = [{"player": data.get("player"), **data["rating_change"]}]
         record = GameRecord(
             game_id,
-            token,
-            Match.from_record(self.game, data["match"]),
+            match,
             level,
+            (seats[0], seats[1]),
             data["rated"],
-            data.get("player"),
+            data.get("opponent", "level"),
+            data.get("away_seconds", DEFAULT_AWAY_SECONDS),
+            data.get("computer_moves", []),
             {int(ply): review for ply, review in data.get("reviews", {}).items()},
-            data.get("rating_change"),
+            changes,
+            data.get("rematch"),
             data.get("version", 0),  # versions keep rising across restarts: pages compare them
         )
         self._remember(record)
@@ -191,57 +376,116 @@ class PlayService:
             "level": record.level.name,
             "rating": record.level.rating,
             "rated": record.rated,
-            "player": record.player,
+            "opponent": record.opponent,
+            "away_seconds": record.away_seconds,
+            "seats": [seat.to_record() for seat in record.seats],
+            "computer_moves": record.computer_moves,
             "match": match.to_record(),
             "reviews": record.reviews,
-            "rating_change": record.rating_change,
+            "rating_changes": record.rating_changes,
+            "rematch": record.rematch,
         }
-        rating = None
-        if record.rated and match.over and record.rating_change is None:
-            rating = (self.key, record.player, record.level.rating, match.human_result())
-        change = self.db.save_game(record.id, record.token, data, self.clock(), rating)
-        if change is not None:
-            record.rating_change = change
+        result = None
+        if record.rated and match.over and record.rating_changes is None:
+            result = self.rated_result(record)
+        changes = self.db.save_game(record.id, record.token, data, self.clock(), result)
+        if changes is not None:
+            record.rating_changes = changes
 
-    def check_token(self, record: GameRecord, token: Any) -> None:
-        if not isinstance(token, str) or not secrets.compare_digest(token, record.token):
-            raise PlayError(403, "only the holder of this game's play link may move or resign")
+    def rated_result(self, record: GameRecord) -> RatedResult | None:
+        """What a finished rated game rates: the board's result, except that a seat the
+        computer moved for loses (the module doc); None when it moved for both."""
+        match = record.match
+        if record.opponent == "level":
+            outcome = match.human_result()
+            assert outcome is not None
+            return RatedResult(self.key, (str(record.player),), outcome, record.level.rating)
+        helped = {ply % 2 for ply in record.computer_moves}
+        if len(helped) == 2:
+            return None
+        outcome = match.result_for(0) if not helped else "loss" if 0 in helped else "win"
+        assert outcome is not None
+        names = tuple(str(seat.player) for seat in record.seats)
+        return RatedResult(self.key, names, outcome)
+
+    def seat_of(self, record: GameRecord, token: Any) -> int:
+        """The seat whose token this is; 403 for anyone else (watchers included)."""
+        if isinstance(token, str):
+            for index, seat in enumerate(record.seats):
+                if seat.token is not None and secrets.compare_digest(token, seat.token):
+                    return index
+        raise PlayError(403, "only the holder of this game's play link may move or resign")
+
+    def check_token(self, record: GameRecord, token: Any) -> int:
+        """``seat_of``, and the person is there now (presence)."""
+        seat = self.seat_of(record, token)
+        record.seats[seat].last_seen = self.clock()
+        return seat
+
+    def away_left(self, record: GameRecord) -> float | None:
+        """Seconds until the computer takes over the person to move (0: it has), None when it
+        never will (not a person's turn, a present connection, a game against a level)."""
+        match = record.match
+        if record.opponent != "person" or match.over:
+            return None
+        seat = record.seats[match.to_move] if match.to_move is not None else None
+        if seat is None or seat.kind != "person" or seat.connections > 0:
+            return None
+        if record.seats[1 - int(match.to_move)].kind != "person":
+            return None  # nobody to play against yet
+        seen = seat.last_seen if seat.last_seen is not None else self.clock()
+        return max(0.0, seen + record.away_seconds - self.clock())
+
+    def computer_to_move(self, record: GameRecord) -> bool:
+        """Whether the level moves now: its own seat's turn, or an away person's."""
+        match = record.match
+        if match.over or not self.playable(record) or match.to_move is None:
+            return False
+        if record.seats[match.to_move].kind == "level":
+            return True
+        return self.away_left(record) == 0.0
 
     def refresh_clock(self, record: GameRecord) -> None:
-        """Ends the game on time if the person's deadline passed (also when nobody watched)."""
+        """Ends the game on time if the mover's deadline passed (also when nobody watched)."""
         if record.match.check_clock(self.clock()):
             self.save(record)
 
-    def human_move(self, record: GameRecord, action: int) -> None:
-        """Plays the person's (already validated) move; a late move loses on time instead."""
+    def human_move(self, record: GameRecord, action: int, seat: int | None = None) -> None:
+        """Plays the (already validated) move of the person at ``seat`` (default: the creator);
+        a late move loses on time instead."""
         self.refresh_clock(record)
         match = record.match
+        seat = match.human if seat is None else seat
         if match.over:
             raise PlayError(409, f"the game is over: {match.result_text()}")
-        if not self.playable(record):
+        if record.opponent == "level" and not self.playable(record):
             raise PlayError(
                 409,
                 f"this game is against level {record.level.name!r}, which this server does not "
                 f"offer (it offers {list(self.levels)}); start the server with that level",
             )
-        if not match.human_to_move:
-            raise PlayError(409, "it is the agent's turn, not yours")
+        if record.seats[1 - seat].kind == "open":
+            raise PlayError(409, "the invited person has not joined yet (or start a level)")
+        if match.to_move != seat:
+            raise PlayError(
+                409,
+                "it is the agent's turn, not yours"
+                if record.opponent == "level"
+                else "it is the other player's turn, not yours",
+            )
         match.play(action, self.clock())
         self.save(record)
 
-    def resign(self, record: GameRecord) -> None:
+    def resign(self, record: GameRecord, seat: int | None = None) -> None:
         self.refresh_clock(record)
         if record.match.over:
             raise PlayError(409, "the game is already over")
-        record.match.resign()
+        record.match.resign(seat)
         self.save(record)
 
     def playable(self, record: GameRecord) -> bool:
         """Whether this server offers the game's level (a restart may offer other levels)."""
         return self.levels.get(record.level.name) is record.level
-
-    def agent_to_move(self, record: GameRecord) -> bool:
-        return not record.match.over and not record.match.human_to_move and self.playable(record)
 
     def think(self, record: GameRecord, state: np.ndarray, ply: int) -> Decision:
         """The level's move in ``state`` (a copy): the slow part, needing no lock on the game."""
@@ -261,11 +505,14 @@ class PlayService:
         }
 
     def agent_plays(self, record: GameRecord, ply: int, decision: Decision) -> bool:
-        """Plays a decision made at ``ply`` unless the game moved on meanwhile (e.g. a resign)."""
+        """Plays a decision made at ``ply`` unless the game moved on meanwhile (e.g. a resign,
+        or the away person came back)."""
         match = record.match
-        if match.over or len(match.actions) != ply or match.human_to_move:
+        if len(match.actions) != ply or not self.computer_to_move(record):
             return False
         record.reviews[ply] = decision.review()
+        if record.seats[ply % 2].kind == "person":
+            record.computer_moves.append(ply)
         match.play(decision.action, self.clock())
         self.save(record)
         return True
@@ -316,7 +563,7 @@ class PlayService:
             plies.append(
                 {
                     "ply": ply,
-                    "by": "you" if mover == match.human else "agent",
+                    "by": self._mover(record, ply),
                     "move": action,
                     "move_text": self.game.move_text(action),
                     "best": review.get("best"),
@@ -331,6 +578,16 @@ class PlayService:
                 }
             )
         return {"id": record.id, "level": record.level.name, "plies": plies}
+
+    @staticmethod
+    def _mover(record: GameRecord, ply: int) -> str:
+        """Who played ``ply``, for the review: ``you`` or ``agent`` against a level; between
+        people, the player's name (else their mark), or ``computer`` for an away one's."""
+        if ply in record.computer_moves:
+            return "computer"
+        if record.opponent == "person":
+            return record.seats[ply % 2].player or record.match.game.mark_names[ply % 2]
+        return "you" if ply % 2 == record.match.human else "agent"
 
     def player(self, name: str) -> dict[str, Any]:
         found = self.db.player(self.key, check_player_name(name))

@@ -1,10 +1,12 @@
-"""One game between a person and an agent, shared by the terminal and the browser front ends.
+"""One game, shared by the terminal and the browser front ends: a person against an agent, or
+two people.
 
 A ``Match`` keeps the move history (the board view, the review and persistence need it), whose
-side the person plays, the person's clock, and how the game ended, including by resignation or on
-time, which the engines do not know. Times are seconds since the epoch, passed in by the caller,
-so a stored game's clock keeps running while the server is down and tests need not sleep.
-"""
+side the person plays (``human``: the creator's seat, the side its texts speak to), the seats
+people play (``people``: their turn clocks run; both in a game between two people), and how the
+game ended, including by resignation or on time, which the engines do not know. Times are
+seconds since the epoch, passed in by the caller, so a stored game's clock keeps running while
+the server is down and tests need not sleep."""
 
 from __future__ import annotations
 
@@ -45,12 +47,18 @@ class Match:
     """A game in progress: state, actions, the person's player index and clock, and the end."""
 
     def __init__(
-        self, game: Game, human: int, turn_seconds: float | None = None, now: float = 0.0
+        self,
+        game: Game,
+        human: int,
+        turn_seconds: float | None = None,
+        now: float = 0.0,
+        people: tuple[int, ...] | None = None,
     ) -> None:
         if human not in (0, 1):
             raise ValueError(f"the person plays player 0 (first) or 1 (second), got {human!r}")
         self.game = game
         self.human = human
+        self.people = (human,) if people is None else tuple(sorted(set(people)))
         self.state = game.initial_state()
         self.actions: list[int] = []
         self.resigned: int | None = None  # the player who resigned
@@ -76,16 +84,15 @@ class Match:
         return self.to_move == self.human
 
     def start_clock(self, now: float) -> None:
-        """The person's clock starts when their turn does; only their thinking time counts."""
-        self.deadline = (
-            now + self.turn_seconds if self.turn_seconds and self.human_to_move else None
-        )
+        """A person's clock starts when their turn does; only people's thinking time counts."""
+        timed = self.turn_seconds and self.to_move in self.people
+        self.deadline = now + self.turn_seconds if timed else None
 
     def check_clock(self, now: float) -> bool:
-        """Ends the game on time if the person's deadline has passed; True if it just did."""
+        """Ends the game on time if the mover's deadline has passed; True if it just did."""
         if self.deadline is None or self.over or now <= self.deadline:
             return False
-        self.timed_out = self.human
+        self.timed_out = self.to_move
         self.deadline = None
         return True
 
@@ -100,11 +107,11 @@ class Match:
         self.actions.append(int(action))
         self.start_clock(now)
 
-    def resign(self) -> None:
-        """The person gives up the game."""
+    def resign(self, player: int | None = None) -> None:
+        """``player`` (default: the person) gives up the game."""
         if self.over:
             raise ValueError("the game is already over")
-        self.resigned = self.human
+        self.resigned = self.human if player is None else player
         self.deadline = None
 
     def winner(self) -> int | None:
@@ -114,14 +121,18 @@ class Match:
             return 1 - loser
         return self.game.winner(self.state)
 
-    def human_result(self) -> str | None:
-        """``"win"``, ``"loss"`` or ``"draw"`` from the person's side, None while playing."""
+    def result_for(self, player: int) -> str | None:
+        """``"win"``, ``"loss"`` or ``"draw"`` from ``player``'s side, None while playing."""
         if not self.over:
             return None
         winner = self.winner()
         if winner is None:
             return "draw"
-        return "win" if winner == self.human else "loss"
+        return "win" if winner == player else "loss"
+
+    def human_result(self) -> str | None:
+        """The result from the person's side (``result_for(human)``)."""
+        return self.result_for(self.human)
 
     def reason(self) -> str | None:
         """How the game ended: ``"line"``, ``"draw"``, ``"resign"`` or ``"time"``."""
@@ -134,10 +145,20 @@ class Match:
         return "draw" if self.winner() is None else "line"
 
     def result_text(self) -> str:
-        """One sentence on the end of the game, for people."""
+        """One sentence on the end of the game, for people: to the person, or (two people) to
+        anyone, naming the sides."""
         result = self.human_result()
         if result is None:
             return "game in progress"
+        if len(self.people) == 2:
+            marks = self.game.mark_names
+            winner = self.winner()
+            won = "Draw." if winner is None else f"{marks[winner]} wins."
+            if self.resigned is not None:
+                return f"{marks[self.resigned]} resigned: {won}"
+            if self.timed_out is not None:
+                return f"{marks[self.timed_out]}'s time ran out: {won}"
+            return won
         if self.resigned is not None:
             return "You resigned: the agent wins."
         if self.timed_out is not None:
@@ -176,11 +197,14 @@ class Match:
             "timed_out": self.timed_out,
             "turn_seconds": self.turn_seconds,
             "deadline": self.deadline,
+            "people": list(self.people),
         }
 
     @classmethod
     def from_record(cls, game: Game, record: dict[str, Any]) -> Match:
-        match = cls(game, int(record["human"]), record.get("turn_seconds"))
+        human = int(record["human"])
+        people = tuple(int(p) for p in record.get("people", [human]))
+        match = cls(game, human, record.get("turn_seconds"), people=people)
         match.state = game.apply_sequence([int(a) for a in record["actions"]])
         match.actions = [int(a) for a in record["actions"]]
         match.resigned = record.get("resigned")

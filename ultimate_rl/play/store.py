@@ -27,6 +27,7 @@ import json
 import os
 import sqlite3
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,20 @@ def elo_update(rating: float, opponent: float, score: float, k: float = K_FACTOR
     """The standard Elo update: ``rating + k * (score - expected score against opponent)``."""
     expected = 1.0 / (1.0 + 10.0 ** ((opponent - rating) / 400.0))
     return rating + k * (score - expected)
+
+
+@dataclass(frozen=True)
+class RatedResult:
+    """A finished rated game to rate: one person against a level, or two people."""
+
+    key: str
+    """The rating pool (the game and its board size, ``Game.rating_key``)."""
+    players: tuple[str, ...]
+    """The person (against a level), or the two people (seat 0's, then seat 1's)."""
+    outcome: str
+    """``players[0]``'s result: ``win``, ``draw`` or ``loss``."""
+    level_rating: float | None = None
+    """The level's Elo, with one player."""
 
 
 class Database:
@@ -114,19 +129,20 @@ class Database:
         token: str,
         data: dict[str, Any],
         now: float,
-        rating: tuple[str, str, float, str] | None = None,
-    ) -> dict[str, Any] | None:
+        rating: RatedResult | None = None,
+    ) -> list[dict[str, Any]] | None:
         """Stores a game (``data["match"]["deadline"]`` is indexed for ``expired_games``);
-        ``rating`` (game key, player, opponent rating, outcome) also rates it.
+        ``rating`` also rates it, in the same transaction.
 
-        Returns the rating change ``{"before", "after"}`` when one was applied.
+        Returns each player's rating change ``{"before", "after"}`` (in ``rating.players``'
+        order) when one was applied; ``data["rating_changes"]`` stores them too.
         """
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                change = self._rate(*rating) if rating is not None else None
-                if change is not None:
-                    data = {**data, "rating_change": change}
+                changes = self._rate(rating) if rating is not None else None
+                if changes is not None:
+                    data = {**data, "rating_changes": changes}
                 self._db.execute(
                     "INSERT OR REPLACE INTO games (id, token, data, updated, deadline) "
                     "VALUES (?, ?, ?, ?, ?)",
@@ -136,22 +152,37 @@ class Database:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        return change
+        return changes
 
-    def _rate(self, key: str, name: str, opponent: float, outcome: str) -> dict[str, Any]:
+    def _rate(self, result: RatedResult) -> list[dict[str, Any]]:
+        """Both people are rated from their ratings before the game (each against the other's),
+        a person against a level from the level's."""
+        befores = [self._rating(result.key, name) for name in result.players]
+        if len(befores) == 1:
+            assert result.level_rating is not None, "a game against a level rates by its Elo"
+            opponents = [result.level_rating]
+        else:
+            opponents = befores[::-1]
+        score = SCORES[result.outcome]
+        changes = []
+        for i, (name, before) in enumerate(zip(result.players, befores, strict=True)):
+            mine = score if i == 0 else 1.0 - score
+            after = elo_update(before, opponents[i], mine)
+            column = {1.0: "wins", 0.5: "draws", 0.0: "losses"}[mine]
+            self._db.execute(
+                f"INSERT INTO players (game, name, rating, games, {column}) "
+                f"VALUES (?, ?, ?, 1, 1) ON CONFLICT (game, name) DO UPDATE SET "
+                f"rating = excluded.rating, games = games + 1, {column} = {column} + 1",
+                (result.key, name, after),
+            )
+            changes.append({"player": name, "before": round(before, 1), "after": round(after, 1)})
+        return changes
+
+    def _rating(self, key: str, name: str) -> float:
         row = self._db.execute(
             "SELECT rating FROM players WHERE game = ? AND name = ?", (key, name)
         ).fetchone()
-        before = row[0] if row else INITIAL_RATING
-        after = elo_update(before, opponent, SCORES[outcome])
-        column = {"win": "wins", "draw": "draws", "loss": "losses"}[outcome]
-        self._db.execute(
-            f"INSERT INTO players (game, name, rating, games, {column}) VALUES (?, ?, ?, 1, 1) "
-            f"ON CONFLICT (game, name) DO UPDATE SET rating = excluded.rating, "
-            f"games = games + 1, {column} = {column} + 1",
-            (key, name, after),
-        )
-        return {"before": round(before, 1), "after": round(after, 1)}
+        return row[0] if row else INITIAL_RATING
 
     def load_game(self, game_id: str) -> tuple[str, dict[str, Any]] | None:
         """The token and data of a stored game, or None."""

@@ -1,9 +1,12 @@
-"""Play in the browser: a small standard-library web server in front of ``api.WebPlay``.
+"""Play in the browser: the play site's HTTP API and WebSockets (Starlette), served by uvicorn.
 
-The standard library's ``ThreadingHTTPServer`` is enough for a local game site: no new
-dependency, and the server stays simple to audit. It listens on 127.0.0.1 unless told otherwise,
-serves only a fixed list of static files, bounds request bodies (size, nesting, and the time they
-may take to arrive) and validates every move; agent moves are computed here, never in the page.
+Starlette routes the requests and uvicorn speaks HTTP/1.1 and WebSockets; this module adds only
+what the site needs on top: it listens on 127.0.0.1 unless told otherwise, serves a fixed list
+of static files, bounds request bodies (size, nesting, and the time they may take to arrive) and
+WebSocket messages, answers every error as JSON ``{"error": reason}`` with a 4xx status (500,
+logged, for a bug), and validates every move; agent moves are computed here, never in the page.
+The game logic (``api.WebPlay``) blocks on each game's lock and on long polls, so it runs in
+worker threads (up to ``MAX_THREADS`` at once), never on the event loop.
 
 Killed at any moment (SIGKILL included) and restarted on the same database, the server goes on
 from what it last answered: a change is committed before it is answered (``store``), the agent's
@@ -12,11 +15,19 @@ ends its game once, and a page that resends a move (``"ply"``) gets a 409, never
 A damaged or locked database stops it at start-up with one line saying what to do.
 
 API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
-
 - ``GET  /api/info``                      the game, its rules, the levels and their ratings
 - ``POST /api/games``  ``{"side": "x", "level": "uct-1000", "turn_seconds": 30, "rated": true,
-  "player": "ann"}``: a new game (201) with its secret ``token``, ``play_url`` and ``watch_url``
-- ``GET  /api/games/<id>[?after=V]``      the game; with ``after``, waits for a version other than V
+  "player": "ann"}``: a new game (201) with its secret ``token``, ``play_url`` and ``watch_url``;
+  ``"opponent": "person"`` (and ``"away_seconds": 60``): a game against a friend, whose
+  ``invite_url`` (``/game/<id>#invite=CODE``) takes the second seat once
+- ``POST /api/games/<id>/join``  ``{"invite": CODE, "player": "bob"}``: the second seat, with its
+  own ``token`` and ``play_url`` (409 once taken); ``{"token": T, "level": NAME}``: the creator
+  plays that level instead
+- ``POST /api/games/<id>/rematch`` ``{"token": T}``: the next game between the same two people,
+  sides swapped (each keeps their token)
+- ``GET  /api/games/<id>[?after=V][&token=T]``   the game; with ``after``, waits for a version
+  other than V; with a seat's ``token``, that person is here (a seat nobody has asked for in
+  ``away_seconds`` is played by the computer until its person is back)
 - ``POST /api/games/<id>/move``  ``{"token": T, "action": 40}`` or ``{"token": T, "move": "e5"}``
   (optional ``"ply"``: the move count the page showed; ``"wait": false``: answer before the
   agent's reply); 403 without the token
@@ -24,21 +35,40 @@ API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
 - ``GET  /api/games/<id>/analysis``       the level's policy and value (unrated games)
 - ``GET  /api/games/<id>/review``         a finished game move by move with the agent's view
 - ``GET  /api/players/<name>``, ``GET /api/leaderboard``   ratings
+- ``WS   /api/games/<id>/ws[?token=T]``  one per open page: the server sends
+  ``{"type": "game", "game": {...}}`` at every change (moves, the clock running out, a person
+  coming or going, the computer taking over), and takes ``{"type": "move", "action": 40,
+  "ply": 3}`` or ``{"type": "resign"}`` from a seat's page, answered ``{"type": "answer",
+  "game": ...}`` or ``{"type": "error", "status": 409, "error": ...}``. An open socket with a
+  seat's token keeps its person here; ``watchers`` counts the others
 - ``GET  /``, ``/game/<id>``, ``/leaderboard``   the page
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import re
+import socket
 import sys
+import threading
 import traceback
-from collections.abc import Callable
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import partial
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qs, unquote
+
+import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ultimate_rl.games.errors import GameError
 from ultimate_rl.play.api import WebPlay
@@ -51,45 +81,15 @@ STATIC_FILES = {
     "app.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
-_GAME_ID = r"[A-Za-z0-9_-]{6,32}"
-_PAGES = re.compile(rf"/|/leaderboard|/game/{_GAME_ID}")
+GAME_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+MAX_THREADS = 1024  # long polls hold a worker thread each; the default pool of 40 would stall
+LIVE_WAKE_SECONDS = 30.0  # a live connection re-reads its game at least this often
 _SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
 }
-
-Route = tuple[str, re.Pattern[str], Callable[..., Any]]
-
-
-def _after(query: dict[str, list[str]]) -> int | None:
-    values = query.get("after")
-    if not values:
-        return None
-    if not values[0].isdigit():
-        raise PlayError(400, "'after' must be a game version (a whole number)")
-    return int(values[0])
-
-
-def _routes(app: WebPlay) -> list[Route]:
-    """(method, path pattern, handler(match groups..., body, query)) for every API endpoint."""
-    game = rf"/api/games/({_GAME_ID})"
-    return [
-        ("GET", re.compile(r"/api/info"), lambda body, query: app.info()),
-        ("POST", re.compile(r"/api/games"), lambda body, query: app.new_game(body)),
-        ("GET", re.compile(game), lambda gid, body, query: app.get_game(gid, _after(query))),
-        ("POST", re.compile(game + "/move"), lambda gid, body, query: app.move(gid, body)),
-        ("POST", re.compile(game + "/resign"), lambda gid, body, query: app.resign(gid, body)),
-        ("GET", re.compile(game + "/analysis"), lambda gid, body, query: app.analysis(gid)),
-        ("GET", re.compile(game + "/review"), lambda gid, body, query: app.review(gid)),
-        ("GET", re.compile(r"/api/players/([^/]{1,100})"), lambda n, b, q: app.player(unquote(n))),
-        ("GET", re.compile(r"/api/leaderboard"), lambda body, query: app.leaderboard()),
-    ]
-
-
-def _static(name: str) -> bytes:
-    return resources.files("ultimate_rl.play").joinpath("web", name).read_bytes()
 
 
 def nesting_depth(text: str) -> int:
@@ -130,123 +130,277 @@ def parse_body(raw: bytes) -> dict[str, Any]:
     return body
 
 
-class PlayHandler(BaseHTTPRequestHandler):
-    """One request; ``make_handler`` binds a subclass to an app and its routes."""
+def _game_id(request: Request | WebSocket) -> str:
+    game_id = request.path_params["game_id"]
+    if not (6 <= len(game_id) <= 32 and set(game_id) <= GAME_ID_CHARS):
+        raise PlayError(404, f"nothing at {request.url.path}")
+    return game_id
 
-    app: WebPlay
-    routes: list[Route]
-    server_version = "ultimate_rl"
-    sys_version = ""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the terminal stays readable; errors reach the page as JSON."""
+def _after(request: Request) -> int | None:
+    value = request.query_params.get("after")
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise PlayError(400, "'after' must be a game version (a whole number)")
+    return int(value)
 
-    def _send(self, status: int, body: bytes, content_type: str, **headers: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        for key, value in {**_SECURITY_HEADERS, **headers}.items():
-            self.send_header(key, value)
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
 
-    def _send_json(self, status: int, data: Any, **headers: str) -> None:
-        body = json.dumps(data).encode()
-        self._send(status, body, "application/json; charset=utf-8", **headers)
+def _json_response(status: int, data: Any, **headers: str) -> Response:
+    return Response(json.dumps(data), status, headers, media_type="application/json; charset=utf-8")
 
-    def _read_body(self) -> dict[str, Any]:
-        length_text = self.headers.get("Content-Length", "0")
+
+def _error(status: int, reason: str, **headers: str) -> Response:
+    return _json_response(status, {"error": reason}, **headers)
+
+
+class _SecurityHeaders:
+    """Adds the security headers and ``Cache-Control: no-store`` to every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for key, value in {**_SECURITY_HEADERS, "Cache-Control": "no-store"}.items():
+                    headers.setdefault(key, value)
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def asgi_app(app: WebPlay) -> Starlette:
+    """The play site as an ASGI application over ``app``."""
+    limiter: list[anyio.CapacityLimiter] = []
+
+    async def blocking(function: Callable[..., Any], *args: Any) -> Any:
+        """Runs a (blocking) ``WebPlay`` call in a worker thread."""
+        call = partial(function, *args)
+        # a request cut off (the client left, the server stops) does not wait for its thread
+        return await anyio.to_thread.run_sync(call, limiter=limiter[0], abandon_on_cancel=True)
+
+    async def read_body(request: Request) -> dict[str, Any]:
+        length_text = request.headers.get("content-length", "0")
         if not length_text.isdigit():
             raise PlayError(400, "bad Content-Length header")
-        length = int(length_text)
-        if length > MAX_BODY_BYTES:
+        if int(length_text) > MAX_BODY_BYTES:
             raise PlayError(
-                413, f"request body of {length} bytes; at most {MAX_BODY_BYTES} are accepted"
+                413, f"request body of {length_text} bytes; at most {MAX_BODY_BYTES} are accepted"
             )
+        chunks, size = [], 0
         try:
-            raw = self.rfile.read(length) if length else b"{}"
+            with anyio.fail_after(app.read_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > MAX_BODY_BYTES:
+                        raise PlayError(413, f"at most {MAX_BODY_BYTES} body bytes are accepted")
+                    chunks.append(chunk)
         except TimeoutError:
-            self.close_connection = True
-            raise PlayError(408, f"the body did not arrive within {self.timeout} s") from None
-        if len(raw) < length:
-            self.close_connection = True
-            raise PlayError(400, f"the body ended after {len(raw)} of {length} bytes")
-        return parse_body(raw)
+            raise PlayError(408, f"the body did not arrive within {app.read_timeout} s") from None
+        raw = b"".join(chunks)
+        if len(raw) < int(length_text):
+            raise PlayError(400, f"the body ended after {len(raw)} of {length_text} bytes")
+        return parse_body(raw or b"{}")
 
-    def _page(self, path: str) -> bool:
-        """Serves the page and its static files; False when ``path`` is not one of them."""
-        if _PAGES.fullmatch(path):
-            # an unknown game id is reported by the page (the API answers 404)
-            self._send(HTTPStatus.OK, _static("index.html"), STATIC_FILES["index.html"])
-            return True
-        name = path.removeprefix("/static/")
-        if path.startswith("/static/") and name in STATIC_FILES:
-            self._send(HTTPStatus.OK, _static(name), STATIC_FILES[name])
-            return True
-        if path == "/favicon.ico":
-            self._send(HTTPStatus.NO_CONTENT, b"", "text/plain")
-            return True
-        return False
+    def endpoint(
+        handler: Callable[[Request, dict[str, Any]], Any], status: int = 200
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            try:
+                body = await read_body(request) if request.method == "POST" else {}
+                return _json_response(status, await blocking(handler, request, body))
+            except PlayError as err:
+                close = {"Connection": "close"} if err.status in (400, 408, 413) else {}
+                return _error(err.status, err.reason, **close)
+            except GameError as err:  # a move the engine refused after all checks
+                return _error(422, str(err))
+            except ClientDisconnect:
+                return Response(status_code=400)  # the client left; nobody reads this
+            except Exception:  # a bug: answer 500 and log it, rather than drop the connection
+                traceback.print_exc(file=sys.stderr)
+                return _error(500, "internal server error")
 
-    def _dispatch(self, path: str, query: dict[str, list[str]], allowed: list[str]) -> None:
-        """Runs the endpoint for ``path``; ``allowed`` collects the methods the path accepts."""
-        for method, pattern, handler in self.routes:
-            found = pattern.fullmatch(path)
-            if found is None:
-                continue
-            allowed.append(method)
-            if method == self.command or (method == "GET" and self.command == "HEAD"):
-                body = self._read_body() if method == "POST" else {}
-                status = HTTPStatus.CREATED if path == "/api/games" else HTTPStatus.OK
-                self._send_json(status, handler(*found.groups(), body, query))
-                return
-        if allowed:
-            raise PlayError(
-                405, f"{self.command} is not allowed on {path}; use {', '.join(allowed)}"
-            )
-        raise PlayError(404, f"nothing at {path}")
+        return run
 
-    def _handle(self) -> None:
-        path, _, query_text = self.path.partition("?")
-        allowed: list[str] = []
+    def game(method: Callable[..., Any], *extra: Callable[[Request], Any]) -> Any:
+        """An endpoint on one game: ``method(game_id, body)`` or ``method(game_id, *extra)``."""
+        if extra:
+            return endpoint(lambda r, b: method(_game_id(r), *(f(r) for f in extra)))
+        return endpoint(lambda r, b: method(_game_id(r), b))
+
+    async def page(request: Request) -> Response:
+        # an unknown game id is reported by the page (the API answers 404)
+        return Response(_static("index.html"), media_type=STATIC_FILES["index.html"])
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC_FILES:
+            return _error(404, f"nothing at {request.url.path}")
+        return Response(_static(name), media_type=STATIC_FILES[name])
+
+    async def favicon(request: Request) -> Response:
+        return Response(status_code=204)
+
+    async def live(socket: WebSocket) -> None:
+        await game_socket(app, socket, blocking)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            allow = (exc.headers or {}).get("Allow", "")
+            reason = f"{request.method} is not allowed on {request.url.path}; use {allow}"
+            return _error(405, reason, Allow=allow)
+        return _error(exc.status_code, f"nothing at {request.url.path}")
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> Any:
+        limiter.append(anyio.CapacityLimiter(MAX_THREADS))
+        yield
+
+    gid = "/api/games/{game_id}"
+    routes = [
+        Route("/api/info", endpoint(lambda r, b: app.info())),
+        Route("/api/games", endpoint(lambda r, b: app.new_game(b), 201), methods=["POST"]),
+        Route(gid, game(app.get_game, _after, lambda r: r.query_params.get("token"))),
+        Route(gid + "/move", game(app.move), methods=["POST"]),
+        Route(gid + "/resign", game(app.resign), methods=["POST"]),
+        Route(gid + "/join", game(app.join), methods=["POST"]),
+        Route(gid + "/rematch", game(app.rematch), methods=["POST"]),
+        Route(gid + "/analysis", endpoint(lambda r, b: app.analysis(_game_id(r)))),
+        Route(gid + "/review", endpoint(lambda r, b: app.review(_game_id(r)))),
+        Route(
+            "/api/players/{name}",
+            endpoint(lambda r, b: app.player(r.path_params["name"][:100])),
+        ),
+        Route("/api/leaderboard", endpoint(lambda r, b: app.leaderboard())),
+        WebSocketRoute(gid + "/ws", live),
+        Route("/", page),
+        Route("/leaderboard", page),
+        Route("/game/{game_id}", page),
+        Route("/static/{name}", static),
+        Route("/favicon.ico", favicon),
+    ]
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(_SecurityHeaders)],
+        exception_handlers={HTTPException: http_error},
+        lifespan=lifespan,
+    )
+
+
+async def game_socket(app: WebPlay, ws: WebSocket, blocking: Callable[..., Awaitable[Any]]) -> None:
+    """One page's live connection to one game (see the module doc)."""
+    await ws.accept()
+    try:
+        game_id = _game_id(ws)
+        token = ws.query_params.get("token")
+        seat = await blocking(app.connect, game_id, token)
+    except PlayError as err:
+        await ws.send_json({"type": "error", "status": err.status, "error": err.reason})
+        await ws.close(code=4000 + err.status)
+        return
+    loop = asyncio.get_running_loop()
+    changed = asyncio.Event()
+    stop_listening = app.subscribe(game_id, lambda: loop.call_soon_threadsafe(changed.set))
+
+    async def push() -> None:
+        """Sends the game at every change (and when a clock or an away person is due)."""
+        last = None
+        while True:
+            changed.clear()
+            wake = await blocking(app.tick, game_id)
+            game = await blocking(app.snapshot, game_id, seat)
+            if game != last:
+                await ws.send_json({"type": "game", "game": game})
+                last = game
+            with anyio.move_on_after(LIVE_WAKE_SECONDS if wake is None else wake + 0.05):
+                await changed.wait()
+
+    async def take() -> None:
+        """Plays the moves and resigns this page sends."""
+        while True:
+            text = await ws.receive_text()
+            try:
+                body = parse_body(text.encode())
+                kind = body.get("type")
+                if kind not in ("move", "resign"):
+                    raise PlayError(400, "send {'type': 'move', 'action': N} or {'type': 'resign'}")
+                request = {**body, "token": token, "wait": False}
+                method = app.move if kind == "move" else app.resign
+                game = await blocking(method, game_id, request)
+                await ws.send_json({"type": "answer", "game": game})
+            except PlayError as err:
+                await ws.send_json({"type": "error", "status": err.status, "error": err.reason})
+            except GameError as err:
+                await ws.send_json({"type": "error", "status": 422, "error": str(err)})
+
+    pushing = asyncio.create_task(push())
+    try:
+        await take()
+    except WebSocketDisconnect:
+        pass  # the page went away
+    finally:
+        pushing.cancel()
+        await asyncio.gather(pushing, return_exceptions=True)  # a send racing the close
+        stop_listening()
+        await blocking(app.disconnect, game_id, seat)
+
+
+def _static(name: str) -> bytes:
+    return resources.files("ultimate_rl.play").joinpath("web", name).read_bytes()
+
+
+class PlayServer:
+    """uvicorn serving the play site on a socket bound now (port 0: a free one), so the
+    address is known before serving starts; the same calls as ``socketserver``'s servers."""
+
+    def __init__(self, app: WebPlay, host: str, port: int) -> None:
+        self.app = app
+        self.socket = socket.create_server((host, port), backlog=1024)
+        self.server_address = self.socket.getsockname()
+        config = uvicorn.Config(
+            asgi_app(app),
+            log_level="warning",
+            access_log=False,
+            ws_max_size=MAX_BODY_BYTES,
+            timeout_graceful_shutdown=2,
+        )
+        self._server = uvicorn.Server(config)
+        self._stopped = threading.Event()
+
+    def serve_forever(self) -> None:
+        """Serves until ``shutdown`` (or Ctrl-C, in the main thread)."""
         try:
-            if self.command in ("GET", "HEAD") and self._page(path):
-                return
-            self._dispatch(path, parse_qs(query_text), allowed)
-        except PlayError as err:
-            headers = {"Allow": ", ".join(allowed)} if err.status == 405 else {}
-            self._send_json(err.status, {"error": err.reason}, **headers)
-        except GameError as err:  # a move the engine refused after all checks
-            self._send_json(HTTPStatus.UNPROCESSABLE_ENTITY, {"error": str(err)})
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client left; nobody to answer
-        except Exception:  # a bug: answer 500 and log it, rather than drop the connection
-            traceback.print_exc(file=sys.stderr)
-            self._send_json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": "internal server error"})
+            self._server.run(sockets=[self.socket])
+        finally:
+            self._stopped.set()
 
-    do_GET = do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = _handle
+    def shutdown(self) -> None:
+        self._server.should_exit = True
+        self._stopped.wait(10)
+        self.app.close()
 
+    def server_close(self) -> None:
+        self.socket.close()
 
-class PlayServer(ThreadingHTTPServer):
-    """A thread per request; a listen queue for many players at once (the default is 5)."""
+    def __enter__(self) -> PlayServer:
+        return self
 
-    daemon_threads = True
-    request_queue_size = 128
+    def __exit__(self, *exc: object) -> None:
+        self.server_close()
 
 
-def make_handler(app: WebPlay) -> type[BaseHTTPRequestHandler]:
-    """The request handler class bound to ``app`` (a slow client is cut off after its timeout)."""
-    attributes = {"app": app, "routes": _routes(app), "timeout": app.read_timeout}
-    return type("BoundPlayHandler", (PlayHandler,), attributes)
-
-
-def make_server(app: WebPlay, host: str = "127.0.0.1", port: int = 8000) -> ThreadingHTTPServer:
+def make_server(app: WebPlay, host: str = "127.0.0.1", port: int = 8000) -> PlayServer:
     """A server for ``app`` bound to ``host:port`` (port 0 picks a free one); not yet serving."""
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise ValueError(f"port must be 0-65535 (0 picks a free one), got {port!r}")
-    return PlayServer((host, port), make_handler(app))
+    return PlayServer(app, host, port)
 
 
 def announce(text: str) -> None:
@@ -266,5 +420,6 @@ def serve(
         on_ready(f"Play at http://{bound_host}:{bound_port}/  (Ctrl-C stops the server)")
         try:
             server.serve_forever()
-        except KeyboardInterrupt:
-            on_ready("server stopped")
+        finally:
+            app.close()  # wakes the long polls still waiting in their threads
+        on_ready("server stopped")

@@ -1,8 +1,8 @@
 // The play page: draws the game the server keeps, sends the person's clicks as moves.
 // The server validates every move, runs the clock and computes the agent's replies; this file
 // only draws. Every answer is checked against the game on screen (ui.game.id), so a reply to an
-// older game can never replace the one the address bar shows, and a long poll keeps the page in
-// step with other windows and with the agent.
+// older game can never replace the one the address bar shows, and a WebSocket keeps the page in
+// step with the other player, other windows and the agent.
 "use strict";
 
 // The board JSON is the game's own description (rows x cols cells, optional blocks, what each
@@ -16,10 +16,12 @@ const ui = {
   piece: null,      // what the person is about to write, where a cell offers a choice (numbers)
   sending: false,   // a move or resign of this page is in flight
   pending: null,    // the cell of the person's move, drawn before the server answers
+  invite: null,     // {id, url}: the invitation of the game this page created for a friend
   analysis: null,   // the last analysis JSON, for the position it was made in
   pendingPly: 0,    // the move count when the pending move was sent
   receivedAt: 0,    // when ui.game arrived (Date.now()), for the countdown between answers
-  watchGeneration: 0,  // bumped whenever another game is shown: older poll loops stop
+  watchGeneration: 0,  // bumped whenever another game is shown: older sockets are ignored
+  socket: null,     // the WebSocket of the game on screen
 };
 
 const $ = (id) => document.getElementById(id);
@@ -56,9 +58,26 @@ function showError(message) {
   $("status").classList.add("error");
 }
 
+function mySeat(game) {
+  // the seat this page plays (the server names it when the page sends its token), else none
+  if (!ui.token) return null;
+  return game.seat === null || game.seat === undefined ? game.human : game.seat;
+}
+
+function waitingForFriend(game) {
+  return game.seats.some((seat) => seat.kind === "open");
+}
+
 function canPlay() {
   const game = ui.game;
-  return Boolean(ui.token) && !game.over && game.human_to_move && !ui.sending && ui.pending === null;
+  return Boolean(ui.token) && !game.over && game.to_move === mySeat(game)
+    && !waitingForFriend(game) && !ui.sending && ui.pending === null;
+}
+
+function seatName(game, seat) {
+  const held = game.seats[seat];
+  if (held.kind === "level") return game.level.name;
+  return held.player || (seat === mySeat(game) ? "you" : "your friend");
 }
 
 // ---- drawing ------------------------------------------------------------------------------
@@ -69,8 +88,9 @@ function cellButton(board, index, humanCanPlay) {
   button.dataset.cell = String(index);
   let mark = board.cells[index];
   if (!mark && index === ui.pending) {
-    mark = board.pieces_left.length ? ui.piece : markNames()[ui.game.human];
-    button.classList.add("pending", ui.game.human === 0 ? "p0" : "p1");
+    const seat = mySeat(ui.game);
+    mark = board.pieces_left.length ? ui.piece : markNames()[seat];
+    button.classList.add("pending", seat === 0 ? "p0" : "p1");
   }
   if (mark) {
     button.textContent = mark;
@@ -144,10 +164,44 @@ function statusText(game) {
   const board = game.board;
   const names = markNames();
   if (game.over) return game.result_text;
-  if (!ui.token) return `Watching (read-only): ${game.human_to_move ? "the person" : "the agent"} is to move.`;
-  if (ui.pending !== null || game.thinking || !game.human_to_move) return "The agent is thinking…";
-  return board.hint ? `Your move (${names[game.human]}). ${board.hint}`
-    : `Your move (${names[game.human]}).`;
+  if (waitingForFriend(game)) {
+    return ui.token ? "Waiting for your friend to open the invitation link…"
+      : "Waiting for the second player to join.";
+  }
+  const mover = seatName(game, game.to_move);
+  const seat = mySeat(game);
+  if (game.opponent === "person") {
+    const away = game.seats[game.to_move].computer ? " (away: the computer plays for them)" : "";
+    if (seat === null) return `Watching (read-only): ${mover} (${names[game.to_move]}) is to move${away}.`;
+    if (ui.pending !== null || game.to_move !== seat) return `${mover}'s move (${names[game.to_move]})${away}…`;
+  } else {
+    if (seat === null) return `Watching (read-only): ${game.human_to_move ? "the person" : "the agent"} is to move.`;
+    if (ui.pending !== null || game.thinking || !game.human_to_move) return "The agent is thinking…";
+  }
+  return board.hint ? `Your move (${names[seat]}). ${board.hint}` : `Your move (${names[seat]}).`;
+}
+
+function drawSeats(game) {
+  // both players, their marks, ratings of rated games and whether they are here
+  const names = markNames();
+  const parts = game.seats.map((held, seat) => {
+    const who = held.kind === "open" ? "(invited)" : seatName(game, seat);
+    const here = held.kind !== "person" ? "" : held.present ? " ●" : " ○ away";
+    const playing = held.kind === "person" && held.computer ? " (computer playing)" : "";
+    return `${names[seat]}: ${who}${here}${playing}`;
+  });
+  $("seats").textContent = game.opponent === "person" ? parts.join(" · ") : "";
+  const invite = ui.invite && ui.invite.id === game.id && waitingForFriend(game);
+  $("invite").hidden = !invite;
+  if (invite) {
+    const url = `${location.origin}${ui.invite.url}`;
+    $("invite-link").textContent = url;
+    $("invite-link").href = url;
+  }
+  const again = game.over && game.opponent === "person" && ui.token
+    && game.seats.every((held) => held.kind === "person");
+  $("rematch").hidden = !again;
+  $("rematch").textContent = game.rematch ? "Go to the rematch" : "Rematch (sides swap)";
 }
 
 function draw() {
@@ -166,20 +220,20 @@ function draw() {
   $("resign").disabled = game.over || ui.sending;
   const level = game.level.rating === null ? game.level.name
     : `${game.level.name} (Elo ${game.level.rating})`;
-  $("game-info").textContent = `Against ${level}${game.rated ? `, rated for ${game.player}` : ""}`
-    + (game.turn_seconds ? `, ${game.turn_seconds} s a move` : "");
-  $("analysis-toggle-label").hidden = game.rated || game.over;
+  const against = game.opponent === "person" ? `A game between two people${game.rated ? ", rated" : ""}`
+    : `Against ${level}${game.rated ? `, rated for ${game.player}` : ""}`;
+  $("game-info").textContent = against + (game.turn_seconds ? `, ${game.turn_seconds} s a move` : "");
+  $("analysis-toggle-label").hidden = game.rated || game.over || game.opponent === "person";
+  drawSeats(game);
 
   const result = $("result");
   result.hidden = !game.over;
   result.className = `result ${game.result ? game.result.outcome : ""}`;
   result.textContent = game.over ? game.result_text : "";
-  const change = game.rating_change;
-  $("rating-change").hidden = !change;
-  if (change) {
-    $("rating-change").textContent =
-      `${game.player}'s rating: ${Math.round(change.before)} → ${Math.round(change.after)}`;
-  }
+  const changes = game.rating_changes || [];
+  $("rating-change").hidden = !changes.length;
+  $("rating-change").textContent = changes.map((change) =>
+    `${change.player}'s rating: ${Math.round(change.before)} → ${Math.round(change.after)}`).join("; ");
   drawLinks(game);
   drawClock();
   drawAnalysis();
@@ -213,7 +267,8 @@ function drawClock() {
 function drawAnalysis() {
   const panel = $("analysis");
   const game = ui.game;
-  const wanted = $("analysis-toggle").checked && !game.over && !game.rated;
+  const wanted = $("analysis-toggle").checked && !game.over && !game.rated
+    && game.opponent !== "person";
   const fresh = ui.analysis && ui.analysis.id === game.id && ui.analysis.moves === game.actions.length;
   panel.hidden = !(wanted && fresh);
   if (!panel.hidden) overlayPolicy(ui.analysis);
@@ -246,7 +301,8 @@ function overlayPolicy(analysis) {
 
 async function refreshAnalysis() {
   const game = ui.game;
-  if (!$("analysis-toggle").checked || !game || game.over || game.rated || !game.human_to_move) {
+  if (!$("analysis-toggle").checked || !game || game.over || game.rated || !game.human_to_move
+      || game.opponent === "person") {
     drawAnalysis();
     return;
   }
@@ -291,9 +347,10 @@ async function showReview() {
   for (const ply of review.plies) {
     // the person's moves show the agent's preference where it differs (in red)
     const differs = ply.by === "you" && ply.best !== null && ply.best !== ply.move;
+    const who = { agent: "Agent", opponent: "Opponent", computer: "Computer (for them)" };
     const text = ply.by === "you"
       ? `You: ${short(ply.move_text)}${differs ? ` (agent: ${short(ply.best_text)})` : " ✓"}`
-      : `Agent: ${short(ply.move_text)}`;
+      : `${who[ply.by] || ply.by}: ${short(ply.move_text)}`;
     list.appendChild(el("li", differs ? "differs" : "", text));
   }
   $("review").hidden = false;
@@ -338,9 +395,12 @@ async function showPlayerRating() {
 // ---- the game on screen -------------------------------------------------------------------
 
 function show(game) {
-  // answers about another game than the one on screen are dropped (bug: a late agent reply)
-  if (!ui.game || game.id !== ui.game.id) return;
-  if (game.version < ui.game.version) return;
+  // answers about another game than the one on screen are dropped (bug: a late agent reply);
+  // returns whether it drew
+  if (!ui.game || game.id !== ui.game.id) return false;
+  if (game.version < ui.game.version) return false;
+  // the same game again (a move's answer, then its push): nothing to redraw
+  if (JSON.stringify(game) === JSON.stringify(ui.game) && ui.pending === null) return false;
   const wasOver = ui.game.over;
   ui.game = game;
   ui.receivedAt = Date.now();
@@ -348,10 +408,11 @@ function show(game) {
   draw();
   if (game.over && !wasOver) finished();
   else refreshAnalysis();
+  return true;
 }
 
 function finished() {
-  if (ui.token) flipSide();
+  if (ui.token && ui.game.opponent !== "person") flipSide();
   showReview();
   showLeaderboard();
   showPlayerRating();
@@ -360,6 +421,7 @@ function finished() {
 
 function display(game, token) {
   ui.watchGeneration += 1;
+  if (ui.socket) ui.socket.close();  // the old game's
   ui.game = game;
   ui.receivedAt = Date.now();
   ui.token = token;
@@ -373,17 +435,25 @@ function display(game, token) {
   watch(ui.watchGeneration);
 }
 
-async function watch(generation) {
-  // long poll: the server answers at the next change of this game (or after a while)
-  while (generation === ui.watchGeneration && ui.game && !(ui.game.over && !ui.game.thinking)) {
-    const game = ui.game;
-    try {
-      show(await api("GET", `/api/games/${game.id}?after=${game.version}`));
-    } catch (error) {
-      if (generation !== ui.watchGeneration) return;
-      await new Promise((resolve) => setTimeout(resolve, 2000));
-    }
-  }
+function watch(generation) {
+  // one WebSocket per page: the server sends the game at every change (a move, the clock, who
+  // is here, the computer taking over); a page that holds a seat sends its token, so the
+  // server counts its person as here while it is open. A dropped socket reconnects.
+  const game = ui.game;
+  const seat = ui.token ? `?token=${encodeURIComponent(ui.token)}` : "";
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/api/games/${game.id}/ws${seat}`);
+  ui.socket = socket;
+  socket.addEventListener("message", (event) => {
+    if (generation !== ui.watchGeneration) return;
+    const message = JSON.parse(event.data);
+    if (message.type === "game") show(message.game);
+    else if (message.type === "error") showError(message.error);
+  });
+  socket.addEventListener("close", () => {
+    if (generation !== ui.watchGeneration) return;
+    setTimeout(() => { if (generation === ui.watchGeneration) watch(generation); }, 1000);
+  });
 }
 
 // ---- actions ------------------------------------------------------------------------------
@@ -401,8 +471,9 @@ async function send(path, body) {
   draw();
   try {
     const game = await api("POST", path, { token: ui.token, ...body });
-    if (ui.game.id === id) ui.sending = false;
-    show(game);
+    if (ui.game.id !== id) return;
+    ui.sending = false;
+    if (!show(game)) draw();  // pushes came first: the board only needs to be playable again
   } catch (error) {
     if (ui.game.id !== id) return;
     ui.sending = false;
@@ -435,13 +506,14 @@ function inProgress() {
   return ui.game && ui.token && !ui.game.over;
 }
 
-async function newGame(replace) {
+async function newGame(replace, opponent = "level") {
   if (replace !== true && inProgress()
       && !window.confirm("Start a new game? The game in progress stays open at its link.")) return;
   const rated = $("rated").checked;
   const body = {
     side: chosenSide(),
-    level: $("level").value,
+    level: opponent === "level" ? $("level").value : undefined,
+    opponent,
     turn_seconds: Number($("clock").value),
     rated,
     wait: false,
@@ -457,11 +529,46 @@ async function newGame(replace) {
   }
   localStorage.setItem(`${STORE}token.${game.id}`, game.token);
   localStorage.setItem(`${STORE}last`, game.id);
+  if (game.invite_url) ui.invite = { id: game.id, url: game.invite_url };
   // from "/" the new game's link replaces the address, so Back does not start yet another game
   const url = `/game/${game.id}`;
   if (replace === true) history.replaceState({ id: game.id }, "", url);
   else history.pushState({ id: game.id }, "", url);
   display(game, game.token);
+}
+
+async function joinGame(id, invite) {
+  // the invitation takes the second seat once; this device keeps the seat's token
+  history.replaceState({ id }, "", `/game/${id}`);  // the code leaves the address bar
+  const name = $("player").value.trim();
+  try {
+    const joined = await api("POST", `/api/games/${id}/join`,
+      name ? { invite, player: name } : { invite });
+    localStorage.setItem(`${STORE}token.${id}`, joined.token);
+    localStorage.setItem(`${STORE}last`, id);
+  } catch (error) {
+    showError(error.status === 400 && !name
+      ? `${error.message} Type your name above, then open the invitation link again.`
+      : `Could not join: ${error.message}`);
+  }
+}
+
+async function rematch() {
+  const game = ui.game;
+  if (game.rematch) { localStorage.setItem(`${STORE}token.${game.rematch}`, ui.token); go(game.rematch); return; }
+  try {
+    const next = await api("POST", `/api/games/${game.id}/rematch`, { token: ui.token });
+    localStorage.setItem(`${STORE}token.${next.id}`, next.token);
+    go(next.id);
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+function go(id) {
+  localStorage.setItem(`${STORE}last`, id);
+  history.pushState({ id }, "", `/game/${id}`);
+  loadGame(id);
 }
 
 async function loadGame(id, orNew) {
@@ -470,17 +577,19 @@ async function loadGame(id, orNew) {
     localStorage.setItem(`${STORE}token.${id}`, fromLink[1]);
     history.replaceState({ id }, "", `/game/${id}`);  // the secret leaves the address bar
   }
+  const invited = location.hash.match(/^#invite=([A-Za-z0-9_-]+)$/);
+  if (invited) await joinGame(id, invited[1]);
   let game;
+  const token = localStorage.getItem(`${STORE}token.${id}`);
   try {
-    game = await api("GET", `/api/games/${id}`);
+    game = await api("GET", `/api/games/${id}${token ? `?token=${encodeURIComponent(token)}` : ""}`);
   } catch (error) {
     if (orNew) { localStorage.removeItem(`${STORE}last`); newGame(true); return; }
     showError(error.message);
     $("board").replaceChildren();
     return;
   }
-  const token = localStorage.getItem(`${STORE}token.${id}`);
-  if (token && !game.over) {
+  if (token && !game.over && game.opponent !== "person") {
     document.querySelector(`input[name=side][value=${game.human === 0 ? "x" : "o"}]`).checked = true;
   }
   display(game, token);
@@ -511,6 +620,16 @@ async function start() {
   $("player").addEventListener("change", showPlayerRating);
 
   $("new-game").addEventListener("click", newGame);
+  $("play-friend").addEventListener("click", () => newGame(false, "person"));
+  $("copy-invite").addEventListener("click", () => {
+    navigator.clipboard.writeText($("invite-link").href).then(
+      () => { $("copy-invite").textContent = "Copied"; },
+      () => { showError("Copy failed: select the link and copy it by hand."); });
+  });
+  $("start-level").addEventListener("click", () => {
+    send(`/api/games/${ui.game.id}/join`, { level: $("level").value });
+  });
+  $("rematch").addEventListener("click", rematch);
   $("resign").addEventListener("click", () => {
     if (inProgress() && !ui.sending && window.confirm("Resign this game?")) {
       send(`/api/games/${ui.game.id}/resign`, {});
