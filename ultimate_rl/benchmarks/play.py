@@ -5,11 +5,12 @@
 created and joined over HTTP as a person would, then three WebSockets: both seats and one
 watcher), and plays them with random legal moves sent as WebSocket messages after a random
 think time. It measures the time from a move's message to the other seat's socket receiving
-the game with that move (and to the watcher's), counts 5xx answers and errors, kills the server
-(SIGKILL) halfway and starts it again on the same file (the pages reconnect and resend what
-went unanswered), and afterwards checks every game against the database: the moves every page
-saw, in order, none lost or doubled, every game that was open at the restart moved on after
-it. Loopback only; bounded by ``play.games`` and ``play.seconds``.
+the game with that move (and to the watcher's; the relays of moves sent after the restart
+apart, as the restarted server loads its games back), counts 5xx answers and errors, kills
+the server (SIGKILL) a third of the way in and starts it again on the same file (the pages
+reconnect and resend what went unanswered), and afterwards checks every game against the
+database: the moves every page saw, in order, none lost or doubled, every game that was open at
+the restart moved on after it. Loopback only; bounded by ``play.games`` and ``play.seconds``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Figures:
 
     relay_ms: list[float] = field(default_factory=list)  # move sent -> the other seat has it
     watch_ms: list[float] = field(default_factory=list)  # move sent -> the watcher has it
+    after_restart_ms: list[float] = field(default_factory=list)  # relays of moves sent after it
     moves: int = 0
     server_errors: int = 0  # 5xx answers, HTTP or WebSocket
     other_errors: list[str] = field(default_factory=list)
@@ -107,7 +109,10 @@ class LoadGame:
     seen: dict[str, list[int]] = field(default_factory=dict)  # page -> the moves it last saw
     answered: list[list[int]] = field(default_factory=list)  # moves the server confirmed
     over: asyncio.Event = field(default_factory=asyncio.Event)
-    moved_after_restart: bool = False
+    plies_at_restart: int | None = None  # the most moves a page had seen when the server died
+
+    def plies(self) -> int:
+        return max((len(seen) for seen in self.seen.values()), default=0)
 
 
 class Load:
@@ -119,7 +124,7 @@ class Load:
         self.figures = Figures()
         self.games: list[LoadGame] = []
         self.restarting = False  # sends during the restart are not latency samples
-        self.restarted_at: float | None = None
+        self.restarted = False  # relays from then on are counted apart (the server is cold)
 
     async def create(self, index: int) -> LoadGame:
         body = {"opponent": "person", "side": "x", "player": f"load{index}a"}
@@ -184,11 +189,10 @@ class Load:
             sent = game.sent.get(ply)
             if sent is None or ply % 2 == seat:
                 continue  # its own move, or one sent before the page (re)connected
-            (self.figures.watch_ms if seat is None else self.figures.relay_ms).append(
-                1000 * (now - sent)
-            )
-            if self.restarted_at is not None and sent > self.restarted_at:
-                game.moved_after_restart = True
+            samples = self.figures.watch_ms if seat is None else self.figures.relay_ms
+            if seat is not None and self.restarted:
+                samples = self.figures.after_restart_ms
+            samples.append(1000 * (now - sent))
         game.seen[name] = list(actions)
 
     async def move(self, game: LoadGame, ws: Any, actions: list[int]) -> None:
@@ -220,7 +224,10 @@ async def _drive(load: Load, seconds: float, restart: Any) -> None:
     ]
     restarter = asyncio.create_task(restart(load, end))
     await asyncio.gather(*pages)
-    restarter.cancel()
+    if load.restarting:
+        await restarter  # a server half started would outlive the load
+    else:
+        restarter.cancel()
 
 
 def _stored(db: Path) -> dict[str, dict[str, Any]]:
@@ -240,12 +247,15 @@ def run(cfg: Any) -> dict[str, float]:
     async def restart(load: Load, end: float) -> None:
         if not settings.restart:
             return
-        await asyncio.sleep(max(0.0, (end - time.monotonic()) / 2))
+        await asyncio.sleep(max(0.0, (end - time.monotonic()) / 3))
         open_at_restart.extend(g.id for g in load.games if not g.over.is_set())
         load.restarting = True
+        for game in load.games:
+            game.sent.clear()  # moves in flight cross the restart: no latency samples
+            game.plies_at_restart = game.plies()
         await asyncio.to_thread(servers[-1].stop, signal.SIGKILL)
         servers.append(await asyncio.to_thread(Server, db, port, settings.game, log))
-        load.restarted_at = time.perf_counter()
+        load.restarted = True
         load.restarting = False
 
     try:
@@ -268,6 +278,7 @@ def run(cfg: Any) -> dict[str, float]:
     resumed = [g for g in load.games if g.id in open_at_restart]
     p50, p95, p99 = np.percentile(figures.relay_ms or [np.nan], [50, 95, 99])
     watch_p99 = float(np.percentile(figures.watch_ms or [np.nan], 99))
+    after = np.percentile(figures.after_restart_ms or [np.nan], [50, 99])
     print(f"play load: log and database in {folder}", file=sys.stderr)
     for text in figures.other_errors[:5] + figures.inconsistent[:5]:
         print(f"play load: {text}", file=sys.stderr)
@@ -278,6 +289,8 @@ def run(cfg: Any) -> dict[str, float]:
         "play_relay_ms_p95": float(p95),
         "play_relay_ms_p99": float(p99),
         "play_watcher_ms_p99": watch_p99,
+        "play_after_restart_relay_ms_p50": float(after[0]),
+        "play_after_restart_relay_ms_p99": float(after[1]),
         "play_5xx": float(figures.server_errors),
         "play_other_errors": float(len(figures.other_errors)),
         "play_inconsistent_pages": float(len(figures.inconsistent)),
@@ -286,6 +299,6 @@ def run(cfg: Any) -> dict[str, float]:
         "play_games_finished": float(sum(g.over.is_set() for g in load.games)),
         "play_open_at_restart": float(len(resumed)),
         "play_resumed_after_restart": float(
-            sum(g.moved_after_restart or g.over.is_set() for g in resumed)
+            sum(g.over.is_set() or g.plies() > (g.plies_at_restart or 0) for g in resumed)
         ),
     }

@@ -23,6 +23,7 @@ import numpy as np
 from ultimate_rl.play.notation import MoveError, parse_move
 from ultimate_rl.play.service import DEFAULT_AWAY_SECONDS, GameRecord, PlayError, PlayService
 from ultimate_rl.play.session import parse_side, parse_turn_seconds
+from ultimate_rl.play.view import board_view
 
 LONG_POLL_SECONDS = 15.0  # a watcher's request returns after this long even if nothing changed
 MOVE_WAIT_SECONDS = 300.0  # a move request with wait=true returns after the reply or this long
@@ -39,6 +40,13 @@ class WebPlay:
         self._listeners: dict[str, list[Callable[[], None]]] = {}
         self._watchers: dict[str, int] = {}  # open live connections without a seat, per game
         self.closing = False  # the server stops: long polls answer now
+
+    def warm_up(self) -> None:
+        """Loads the game's compiled kernels a page's requests use (a move, the board view), so
+        the first requests after a start or a restart do not wait for them."""
+        game = self.service.game
+        state = game.initial_state()
+        board_view(game, game.apply(state, int(game.legal_actions(state)[0]))).to_json()
 
     def close(self) -> None:
         """Ends every long poll now (the server is stopping)."""
@@ -99,9 +107,10 @@ class WebPlay:
             with self._lock:
                 record.users -= 1  # the one ``connect`` took
 
-    def tick(self, game_id: str) -> float | None:
-        """Ends the game on time or lets the computer take over an away person, if due;
-        returns the seconds until the next such moment (None: none is coming)."""
+    def live_view(self, game_id: str, seat: int | None) -> tuple[dict[str, Any], float | None]:
+        """For a live connection: ends the game on time or lets the computer take over an away
+        person if due, then the game as the page with this seat (None: a watcher) draws it, and
+        the seconds until the next such moment (None: none is coming)."""
         with self._held(game_id) as (record, condition), condition:
             self.service.refresh_clock(record)
             self._start_agent(record, condition)
@@ -109,13 +118,8 @@ class WebPlay:
                 record.match.seconds_left(self.service.clock()),
                 None if record.thinking else self.service.away_left(record),
             ]
-            return min((w for w in waits if w is not None), default=None)
-
-    def snapshot(self, game_id: str, seat: int | None) -> dict[str, Any]:
-        """The game as the page with this seat (None: a watcher) draws it, now."""
-        with self._held(game_id) as (record, condition), condition:
-            self.service.refresh_clock(record)
-            return self._json(record, seat)
+            wake = min((w for w in waits if w is not None), default=None)
+            return self._json(record, seat), wake
 
     @contextmanager
     def _held(self, game_id: str) -> Iterator[tuple[GameRecord, threading.Condition]]:

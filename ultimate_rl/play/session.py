@@ -65,6 +65,7 @@ class Match:
         self.timed_out: int | None = None  # the player whose clock ran out
         self.turn_seconds = turn_seconds
         self.deadline: float | None = None  # when the person's move must have arrived
+        self._board: tuple[int, dict[str, Any]] | None = None  # (moves, board JSON)
         self.start_clock(now)
 
     @property
@@ -168,6 +169,12 @@ class Match:
     def view(self) -> BoardView:
         return board_view(self.game, self.state)
 
+    def board_json(self) -> dict[str, Any]:
+        """The board view's JSON, built once per position (every page of a game draws it)."""
+        if self._board is None or self._board[0] != len(self.actions):
+            self._board = (len(self.actions), self.view().to_json())
+        return self._board[1]
+
     def to_json(self, now: float = 0.0) -> dict[str, Any]:
         """Everything a front end needs to draw the game, its clock and its status."""
         outcome = self.human_result()
@@ -185,7 +192,7 @@ class Match:
             "turn_seconds": self.turn_seconds,
             "seconds_left": self.seconds_left(now),
             "actions": list(self.actions),
-            "board": self.view().to_json(),
+            "board": self.board_json(),
         }
 
     def to_record(self) -> dict[str, Any]:

@@ -314,8 +314,9 @@ async def game_socket(app: WebPlay, ws: WebSocket, blocking: Callable[..., Await
         last = None
         while True:
             changed.clear()
-            wake = await blocking(app.tick, game_id)
-            game = await blocking(app.snapshot, game_id, seat)
+            # on the loop itself: the game's lock is only ever held for a move's few steps, and
+            # a hop to a worker thread per page and change was most of the relay's tail
+            game, wake = app.live_view(game_id, seat)
             if game != last:
                 await ws.send_json({"type": "game", "game": game})
                 last = game
@@ -333,7 +334,7 @@ async def game_socket(app: WebPlay, ws: WebSocket, blocking: Callable[..., Await
                     raise PlayError(400, "send {'type': 'move', 'action': N} or {'type': 'resign'}")
                 request = {**body, "token": token, "wait": False}
                 method = app.move if kind == "move" else app.resign
-                game = await blocking(method, game_id, request)
+                game = method(game_id, request)  # "wait": false never waits: on the loop too
                 await ws.send_json({"type": "answer", "game": game})
             except PlayError as err:
                 await ws.send_json({"type": "error", "status": err.status, "error": err.reason})
@@ -369,6 +370,7 @@ class PlayServer:
             log_level="warning",
             access_log=False,
             ws_max_size=MAX_BODY_BYTES,
+            ws_per_message_deflate=False,  # small messages: compressing cost more than it saved
             timeout_graceful_shutdown=2,
         )
         self._server = uvicorn.Server(config)
@@ -415,6 +417,7 @@ def serve(
     on_ready: Callable[[str], None] = announce,
 ) -> None:
     """Serves until Ctrl-C; ``on_ready`` gets the page's address."""
+    app.warm_up()
     with make_server(app, host, port) as server:
         bound_host, bound_port = server.server_address[:2]
         on_ready(f"Play at http://{bound_host}:{bound_port}/  (Ctrl-C stops the server)")

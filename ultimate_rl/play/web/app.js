@@ -17,6 +17,7 @@ const ui = {
   sending: false,   // a move or resign of this page is in flight
   pending: null,    // the cell of the person's move, drawn before the server answers
   invite: null,     // {id, url}: the invitation of the game this page created for a friend
+  ratings: {},      // player name -> Elo, for the seats of rated games (null: being asked)
   analysis: null,   // the last analysis JSON, for the position it was made in
   pendingPly: 0,    // the move count when the pending move was sent
   receivedAt: 0,    // when ui.game arrived (Date.now()), for the countdown between answers
@@ -181,16 +182,34 @@ function statusText(game) {
   return board.hint ? `Your move (${names[seat]}). ${board.hint}` : `Your move (${names[seat]}).`;
 }
 
+async function fetchRating(name) {
+  // a rated game shows both players' Elo; asked once per name and page
+  ui.ratings[name] = null;
+  try {
+    const player = await api("GET", `/api/players/${encodeURIComponent(name)}`);
+    ui.ratings[name] = Math.round(player.rating);
+  } catch (error) {
+    ui.ratings[name] = error.status === 404 ? 1000 : null;  // a new player starts at 1000
+  }
+  if (ui.game) drawSeats(ui.game);
+}
+
 function drawSeats(game) {
   // both players, their marks, ratings of rated games and whether they are here
   const names = markNames();
   const parts = game.seats.map((held, seat) => {
-    const who = held.kind === "open" ? "(invited)" : seatName(game, seat);
+    let who = held.kind === "open" ? "(invited)" : seatName(game, seat);
+    if (game.rated && held.player) {
+      const rating = ui.ratings[held.player];
+      if (rating === undefined) fetchRating(held.player);
+      else if (rating !== null) who += ` (Elo ${rating})`;
+    }
     const here = held.kind !== "person" ? "" : held.present ? " ●" : " ○ away";
     const playing = held.kind === "person" && held.computer ? " (computer playing)" : "";
     return `${names[seat]}: ${who}${here}${playing}`;
   });
-  $("seats").textContent = game.opponent === "person" ? parts.join(" · ") : "";
+  const watching = game.watchers ? ` · ${game.watchers} watching` : "";
+  $("seats").textContent = (game.opponent === "person" ? parts.join(" · ") : "") + watching;
   const invite = ui.invite && ui.invite.id === game.id && waitingForFriend(game);
   $("invite").hidden = !invite;
   if (invite) {
