@@ -371,7 +371,14 @@ def _click_cell(driver: Any, cell: int) -> None:
     from selenium.webdriver.common.by import By
 
     selector = f".cell.playable[data-cell='{cell}']"
-    _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, selector))[0].click()
+
+    def click(d: Any) -> bool:  # found and clicked in one try: a redraw between is retried
+        found = d.find_elements(By.CSS_SELECTOR, selector)
+        if found:
+            found[0].click()
+        return bool(found)
+
+    _wait(driver, click)
 
 
 def _new_game(driver: Any, side: str, seconds: int, rated: bool) -> str:
@@ -489,6 +496,7 @@ def test_two_windows_on_one_game_stay_in_step(browser: Any) -> None:
         browser.switch_to.new_window("window")
         browser.get(srv.url + "/")  # this device's unfinished game: the same one
         second = browser.current_window_handle
+        _wait(browser, lambda d: "/game/" in d.current_url)  # the page routes after /api/info
         game_id = browser.current_url.rsplit("/", 1)[1]
         browser.switch_to.window(first)
         assert browser.current_url.endswith(game_id)

@@ -21,12 +21,10 @@ rated.
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,115 +32,20 @@ import numpy as np
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
 from ultimate_rl.play.levels import Decision, Level, analysis_parts, assess, decide
+from ultimate_rl.play.record import (
+    DEFAULT_AWAY_SECONDS,
+    GameRecord,
+    PlayError,
+    Seat,
+    check_away_seconds,
+    check_player_name,
+    new_secret,
+)
 from ultimate_rl.play.session import Match
-from ultimate_rl.play.store import Database, RatedResult
+from ultimate_rl.play.store import Database
 
-PLAYER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\- ]{0,31}")
 OPPONENTS = ("level", "person")
-DEFAULT_AWAY_SECONDS = 60.0  # a person's seat is played by the computer after this long away
-
-
-class PlayError(Exception):
-    """A request the core refuses: an HTTP-style status and a reason a person can read."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
-def check_player_name(name: Any) -> str:
-    if not isinstance(name, str) or not PLAYER_NAME.fullmatch(name.strip()):
-        raise PlayError(
-            400, "a player name is 1-32 letters, digits, spaces or _.- starting with a letter/digit"
-        )
-    return name.strip()
-
-
-def check_away_seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
-        raise PlayError(
-            400, f"away_seconds must be a number of seconds in (0, 86400], got {value!r}"
-        )
-    return float(value)
-
-
-def _secret() -> str:
-    return secrets.token_urlsafe(18)
-
-
-@dataclass
-class Seat:
-    """Who plays one side: a person (holding the seat's secret token), an open seat waiting for
-    the invited person, or the game's level (no token, no invitation)."""
-
-    token: str | None = None
-    """A person's seat: the secret that moves and resigns for it."""
-    player: str | None = None
-    """The person's name (rated games need one)."""
-    invite: str | None = None
-    """An open seat: the one-use code of the invitation that takes it."""
-    last_seen: float | None = None
-    """When the person last made a request (not stored: a restarted server counts from then)."""
-    connections: int = 0
-    """The person's open live connections: present while there is one."""
-
-    @property
-    def kind(self) -> str:
-        return "person" if self.token else "open" if self.invite else "level"
-
-    def to_record(self) -> dict[str, Any]:
-        return {"token": self.token, "player": self.player, "invite": self.invite}
-
-
-@dataclass
-class GameRecord:
-    """A stored game: the match and everything around it the site needs.
-
-    ``seats[p]`` plays player ``p``; the creator sits at ``match.human``. ``level`` is the
-    opponent (against a level) or the takeover level (between people)."""
-
-    id: str
-    match: Match
-    level: Level
-    seats: tuple[Seat, Seat]
-    rated: bool = False
-    opponent: str = "level"  # or "person"
-    away_seconds: float = 60.0
-    computer_moves: list[int] = field(
-        default_factory=list
-    )  # plies the computer played for a person
-    reviews: dict[int, dict[str, Any]] = field(default_factory=dict)  # ply -> value, best move
-    rating_changes: list[dict[str, Any]] | None = None  # per rated player, once rated
-    rematch: str | None = None  # the id of the rematch, once one is made
-    version: int = 0  # bumped on every change, so watchers wait for the next one
-    thinking: bool = False  # the agent is choosing a move (web: in a worker thread)
-    users: int = 0  # requests holding the record (web): it stays in memory meanwhile
-
-    @property
-    def busy(self) -> bool:
-        """Whether someone holds the record: dropping it from memory would make a second copy."""
-        return self.thinking or self.users > 0
-
-    @property
-    def token(self) -> str:
-        """The creator's seat token."""
-        token = self.seats[self.match.human].token
-        assert token is not None
-        return token
-
-    @property
-    def player(self) -> str | None:
-        """The creator's name."""
-        return self.seats[self.match.human].player
-
-    @property
-    def rating_change(self) -> dict[str, Any] | None:
-        """The creator's rating change, once the game is rated."""
-        if not self.rating_changes:
-            return None
-        mine = next(c for c in self.rating_changes if c["player"] == self.player)
-        return {"before": mine["before"], "after": mine["after"]}
+__all__ = ["DEFAULT_AWAY_SECONDS", "GameRecord", "PlayError", "PlayService", "Seat"]
 
 
 class PlayService:
@@ -231,9 +134,9 @@ class PlayService:
             player = check_player_name(player)
         check_away_seconds(away_seconds)
         seats = [Seat(), Seat()]
-        seats[human] = Seat(token=_secret(), player=player, last_seen=self.clock())
+        seats[human] = Seat(token=new_secret(), player=player, last_seen=self.clock())
         if person:
-            seats[1 - human] = Seat(invite=_secret())
+            seats[1 - human] = Seat(invite=new_secret())
         people = (0, 1) if person else (human,)
         match = Match(self.game, human, turn_seconds, now=self.clock(), people=people)
         record = GameRecord(
@@ -266,7 +169,7 @@ class PlayService:
                 raise PlayError(
                     400, f"{player!r} created this rated game; join under your own name"
                 )
-        seat.token, seat.player, seat.invite = _secret(), player, None
+        seat.token, seat.player, seat.invite = new_secret(), player, None
         seat.last_seen = self.clock()
         record.match.start_clock(self.clock())  # the clock starts once both seats are taken
         self.save(record)
@@ -330,28 +233,7 @@ class PlayService:
         level = self.levels.get(data["level"]) or Level(
             data["level"], "", rating=data.get("rating")
         )
-        match = Match.from_record(self.game, data["match"])
-        now = self.clock()
-        seats = [Seat(last_seen=now, **seat) for seat in data.get("seats", [{}, {}])]
-        if "seats" not in data:  # a game saved before seats: the person's and the level's
-            seats[match.human] = Seat(token=token, player=data.get("player"), last_seen=now)
-        changes = data.get("rating_changes")
-        if changes is None and data.get("rating_change"):  # saved before rating_changes
-            changes = [{"player": data.get("player"), **data["rating_change"]}]
-        record = GameRecord(
-            game_id,
-            match,
-            level,
-            (seats[0], seats[1]),
-            data["rated"],
-            data.get("opponent", "level"),
-            data.get("away_seconds", DEFAULT_AWAY_SECONDS),
-            data.get("computer_moves", []),
-            {int(ply): review for ply, review in data.get("reviews", {}).items()},
-            changes,
-            data.get("rematch"),
-            data.get("version", 0),  # versions keep rising across restarts: pages compare them
-        )
+        record = GameRecord.from_data(game_id, token, data, self.game, level, self.clock())
         self._remember(record)
         return record
 
@@ -368,45 +250,13 @@ class PlayService:
         """Stores the game (rating it once, when a rated game has just ended)."""
         match = record.match
         record.version += 1
-        data = {
-            "version": record.version,
-            "key": self.key,
-            "game": self.game.name,
-            "options": self.game.options,
-            "level": record.level.name,
-            "rating": record.level.rating,
-            "rated": record.rated,
-            "opponent": record.opponent,
-            "away_seconds": record.away_seconds,
-            "seats": [seat.to_record() for seat in record.seats],
-            "computer_moves": record.computer_moves,
-            "match": match.to_record(),
-            "reviews": record.reviews,
-            "rating_changes": record.rating_changes,
-            "rematch": record.rematch,
-        }
+        data = {"key": self.key, **record.to_data(self.game)}
         result = None
         if record.rated and match.over and record.rating_changes is None:
-            result = self.rated_result(record)
+            result = record.rated_result(self.key)
         changes = self.db.save_game(record.id, record.token, data, self.clock(), result)
         if changes is not None:
             record.rating_changes = changes
-
-    def rated_result(self, record: GameRecord) -> RatedResult | None:
-        """What a finished rated game rates: the board's result, except that a seat the
-        computer moved for loses (the module doc); None when it moved for both."""
-        match = record.match
-        if record.opponent == "level":
-            outcome = match.human_result()
-            assert outcome is not None
-            return RatedResult(self.key, (str(record.player),), outcome, record.level.rating)
-        helped = {ply % 2 for ply in record.computer_moves}
-        if len(helped) == 2:
-            return None
-        outcome = match.result_for(0) if not helped else "loss" if 0 in helped else "win"
-        assert outcome is not None
-        names = tuple(str(seat.player) for seat in record.seats)
-        return RatedResult(self.key, names, outcome)
 
     def seat_of(self, record: GameRecord, token: Any) -> int:
         """The seat whose token this is; 403 for anyone else (watchers included)."""
@@ -563,7 +413,7 @@ class PlayService:
             plies.append(
                 {
                     "ply": ply,
-                    "by": self._mover(record, ply),
+                    "by": record.mover(ply),
                     "move": action,
                     "move_text": self.game.move_text(action),
                     "best": review.get("best"),
@@ -578,16 +428,6 @@ class PlayService:
                 }
             )
         return {"id": record.id, "level": record.level.name, "plies": plies}
-
-    @staticmethod
-    def _mover(record: GameRecord, ply: int) -> str:
-        """Who played ``ply``, for the review: ``you`` or ``agent`` against a level; between
-        people, the player's name (else their mark), or ``computer`` for an away one's."""
-        if ply in record.computer_moves:
-            return "computer"
-        if record.opponent == "person":
-            return record.seats[ply % 2].player or record.match.game.mark_names[ply % 2]
-        return "you" if ply % 2 == record.match.human else "agent"
 
     def player(self, name: str) -> dict[str, Any]:
         found = self.db.player(self.key, check_player_name(name))

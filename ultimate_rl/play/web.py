@@ -175,126 +175,148 @@ class _SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
+Blocking = Callable[..., Awaitable[Any]]
+"""Runs a blocking ``WebPlay`` call in a worker thread: ``await blocking(function, *args)``."""
+
+
+async def read_body(request: Request, timeout: float) -> dict[str, Any]:
+    """The request's JSON object, bounded in size and in the time it may take to arrive."""
+    length_text = request.headers.get("content-length", "0")
+    if not length_text.isdigit():
+        raise PlayError(400, "bad Content-Length header")
+    if int(length_text) > MAX_BODY_BYTES:
+        raise PlayError(
+            413, f"request body of {length_text} bytes; at most {MAX_BODY_BYTES} are accepted"
+        )
+    chunks, size = [], 0
+    try:
+        with anyio.fail_after(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise PlayError(413, f"at most {MAX_BODY_BYTES} body bytes are accepted")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise PlayError(408, f"the body did not arrive within {timeout} s") from None
+    raw = b"".join(chunks)
+    if len(raw) < int(length_text):
+        raise PlayError(400, f"the body ended after {len(raw)} of {length_text} bytes")
+    return parse_body(raw or b"{}")
+
+
+def endpoint(
+    handler: Callable[[Request, dict[str, Any]], Any],
+    blocking: Blocking,
+    timeout: float,
+    status: int = 200,
+) -> Callable[[Request], Awaitable[Response]]:
+    """An HTTP endpoint: reads the body, runs ``handler(request, body)`` in a worker thread,
+    answers its JSON, or the error as ``{"error": reason}``."""
+
+    async def run(request: Request) -> Response:
+        try:
+            body = await read_body(request, timeout) if request.method == "POST" else {}
+            return _json_response(status, await blocking(handler, request, body))
+        except PlayError as err:
+            close = {"Connection": "close"} if err.status in (400, 408, 413) else {}
+            return _error(err.status, err.reason, **close)
+        except GameError as err:  # a move the engine refused after all checks
+            return _error(422, str(err))
+        except ClientDisconnect:
+            return Response(status_code=400)  # the client left; nobody reads this
+        except Exception:  # a bug: answer 500 and log it, rather than drop the connection
+            traceback.print_exc(file=sys.stderr)
+            return _error(500, "internal server error")
+
+    return run
+
+
+async def _page(request: Request) -> Response:
+    # an unknown game id is reported by the page (the API answers 404)
+    return Response(_static("index.html"), media_type=STATIC_FILES["index.html"])
+
+
+async def _static_file(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in STATIC_FILES:
+        return _error(404, f"nothing at {request.url.path}")
+    return Response(_static(name), media_type=STATIC_FILES[name])
+
+
+async def _favicon(request: Request) -> Response:
+    return Response(status_code=204)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        allow = (exc.headers or {}).get("Allow", "")
+        reason = f"{request.method} is not allowed on {request.url.path}; use {allow}"
+        return _error(405, reason, Allow=allow)
+    return _error(exc.status_code, f"nothing at {request.url.path}")
+
+
+def _api_routes(app: WebPlay, blocking: Blocking) -> list[Route]:
+    """The JSON API's routes, each a ``WebPlay`` method."""
+
+    def api(handler: Callable[[Request, dict[str, Any]], Any], status: int = 200) -> Any:
+        return endpoint(handler, blocking, app.read_timeout, status)
+
+    def game(method: Callable[..., Any]) -> Any:  # method(game_id, body)
+        return api(lambda r, b: method(_game_id(r), b))
+
+    def read(r: Request, b: dict[str, Any]) -> Any:
+        return app.get_game(_game_id(r), _after(r), r.query_params.get("token"))
+
+    gid = "/api/games/{game_id}"
+    return [
+        Route("/api/info", api(lambda r, b: app.info())),
+        Route("/api/games", api(lambda r, b: app.new_game(b), 201), methods=["POST"]),
+        Route(gid, api(read)),
+        Route(gid + "/move", game(app.move), methods=["POST"]),
+        Route(gid + "/resign", game(app.resign), methods=["POST"]),
+        Route(gid + "/join", game(app.join), methods=["POST"]),
+        Route(gid + "/rematch", game(app.rematch), methods=["POST"]),
+        Route(gid + "/analysis", api(lambda r, b: app.analysis(_game_id(r)))),
+        Route(gid + "/review", api(lambda r, b: app.review(_game_id(r)))),
+        Route("/api/players/{name}", api(lambda r, b: app.player(r.path_params["name"][:100]))),
+        Route("/api/leaderboard", api(lambda r, b: app.leaderboard())),
+    ]
+
+
 def asgi_app(app: WebPlay) -> Starlette:
     """The play site as an ASGI application over ``app``."""
     limiter: list[anyio.CapacityLimiter] = []
 
     async def blocking(function: Callable[..., Any], *args: Any) -> Any:
-        """Runs a (blocking) ``WebPlay`` call in a worker thread."""
         call = partial(function, *args)
         # a request cut off (the client left, the server stops) does not wait for its thread
         return await anyio.to_thread.run_sync(call, limiter=limiter[0], abandon_on_cancel=True)
 
-    async def read_body(request: Request) -> dict[str, Any]:
-        length_text = request.headers.get("content-length", "0")
-        if not length_text.isdigit():
-            raise PlayError(400, "bad Content-Length header")
-        if int(length_text) > MAX_BODY_BYTES:
-            raise PlayError(
-                413, f"request body of {length_text} bytes; at most {MAX_BODY_BYTES} are accepted"
-            )
-        chunks, size = [], 0
-        try:
-            with anyio.fail_after(app.read_timeout):
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > MAX_BODY_BYTES:
-                        raise PlayError(413, f"at most {MAX_BODY_BYTES} body bytes are accepted")
-                    chunks.append(chunk)
-        except TimeoutError:
-            raise PlayError(408, f"the body did not arrive within {app.read_timeout} s") from None
-        raw = b"".join(chunks)
-        if len(raw) < int(length_text):
-            raise PlayError(400, f"the body ended after {len(raw)} of {length_text} bytes")
-        return parse_body(raw or b"{}")
-
-    def endpoint(
-        handler: Callable[[Request, dict[str, Any]], Any], status: int = 200
-    ) -> Callable[[Request], Awaitable[Response]]:
-        async def run(request: Request) -> Response:
-            try:
-                body = await read_body(request) if request.method == "POST" else {}
-                return _json_response(status, await blocking(handler, request, body))
-            except PlayError as err:
-                close = {"Connection": "close"} if err.status in (400, 408, 413) else {}
-                return _error(err.status, err.reason, **close)
-            except GameError as err:  # a move the engine refused after all checks
-                return _error(422, str(err))
-            except ClientDisconnect:
-                return Response(status_code=400)  # the client left; nobody reads this
-            except Exception:  # a bug: answer 500 and log it, rather than drop the connection
-                traceback.print_exc(file=sys.stderr)
-                return _error(500, "internal server error")
-
-        return run
-
-    def game(method: Callable[..., Any], *extra: Callable[[Request], Any]) -> Any:
-        """An endpoint on one game: ``method(game_id, body)`` or ``method(game_id, *extra)``."""
-        if extra:
-            return endpoint(lambda r, b: method(_game_id(r), *(f(r) for f in extra)))
-        return endpoint(lambda r, b: method(_game_id(r), b))
-
-    async def page(request: Request) -> Response:
-        # an unknown game id is reported by the page (the API answers 404)
-        return Response(_static("index.html"), media_type=STATIC_FILES["index.html"])
-
-    async def static(request: Request) -> Response:
-        name = request.path_params["name"]
-        if name not in STATIC_FILES:
-            return _error(404, f"nothing at {request.url.path}")
-        return Response(_static(name), media_type=STATIC_FILES[name])
-
-    async def favicon(request: Request) -> Response:
-        return Response(status_code=204)
-
     async def live(socket: WebSocket) -> None:
         await game_socket(app, socket, blocking)
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        if exc.status_code == 405:
-            allow = (exc.headers or {}).get("Allow", "")
-            reason = f"{request.method} is not allowed on {request.url.path}; use {allow}"
-            return _error(405, reason, Allow=allow)
-        return _error(exc.status_code, f"nothing at {request.url.path}")
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> Any:
         limiter.append(anyio.CapacityLimiter(MAX_THREADS))
         yield
 
-    gid = "/api/games/{game_id}"
-    routes = [
-        Route("/api/info", endpoint(lambda r, b: app.info())),
-        Route("/api/games", endpoint(lambda r, b: app.new_game(b), 201), methods=["POST"]),
-        Route(gid, game(app.get_game, _after, lambda r: r.query_params.get("token"))),
-        Route(gid + "/move", game(app.move), methods=["POST"]),
-        Route(gid + "/resign", game(app.resign), methods=["POST"]),
-        Route(gid + "/join", game(app.join), methods=["POST"]),
-        Route(gid + "/rematch", game(app.rematch), methods=["POST"]),
-        Route(gid + "/analysis", endpoint(lambda r, b: app.analysis(_game_id(r)))),
-        Route(gid + "/review", endpoint(lambda r, b: app.review(_game_id(r)))),
-        Route(
-            "/api/players/{name}",
-            endpoint(lambda r, b: app.player(r.path_params["name"][:100])),
-        ),
-        Route("/api/leaderboard", endpoint(lambda r, b: app.leaderboard())),
-        WebSocketRoute(gid + "/ws", live),
-        Route("/", page),
-        Route("/leaderboard", page),
-        Route("/game/{game_id}", page),
-        Route("/static/{name}", static),
-        Route("/favicon.ico", favicon),
-    ]
+    pages = [Route(path, _page) for path in ("/", "/leaderboard", "/game/{game_id}")]
     return Starlette(
-        routes=routes,
+        routes=[
+            *_api_routes(app, blocking),
+            WebSocketRoute("/api/games/{game_id}/ws", live),
+            *pages,
+            Route("/static/{name}", _static_file),
+            Route("/favicon.ico", _favicon),
+        ],
         middleware=[Middleware(_SecurityHeaders)],
-        exception_handlers={HTTPException: http_error},
+        exception_handlers={HTTPException: _http_error},
         lifespan=lifespan,
     )
 
 
-async def game_socket(app: WebPlay, ws: WebSocket, blocking: Callable[..., Awaitable[Any]]) -> None:
+async def game_socket(app: WebPlay, ws: WebSocket, blocking: Blocking) -> None:
     """One page's live connection to one game (see the module doc)."""
     await ws.accept()
     try:
