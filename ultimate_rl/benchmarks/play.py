@@ -29,6 +29,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -231,7 +232,7 @@ async def _drive(load: Load, seconds: float, restart: Any) -> None:
 
 
 def _stored(db: Path) -> dict[str, dict[str, Any]]:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn:
         return {gid: json.loads(data) for gid, data in conn.execute("SELECT id, data FROM games")}
 
 

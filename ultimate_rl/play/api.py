@@ -139,12 +139,11 @@ class WebPlay:
     def _json(self, record: GameRecord, seat: int | None = None) -> dict[str, Any]:
         """The game for a page; ``seat``: the asking person's (None: a watcher)."""
         service = self.service
-        away = service.away_left(record)
+        away, now = service.away_left(record), service.clock()
         seats = []
         for index, held in enumerate(record.seats):
-            here = held.kind != "person" or held.connections > 0
-            if held.kind == "person" and not here and held.last_seen is not None:
-                here = service.clock() - held.last_seen < record.away_seconds
+            left = held.away_in(now, record.away_seconds)
+            here = left is None or left > 0
             to_move = record.match.to_move == index
             seats.append(
                 {
@@ -171,7 +170,7 @@ class WebPlay:
             "rematch": record.rematch,
             "watchers": self._watchers.get(record.id, 0),
             "thinking": record.thinking,
-            **record.match.to_json(service.clock()),
+            **record.match.to_json(now),
         }
 
     def _seat_urls(self, record: GameRecord, seat: int) -> dict[str, Any]:

@@ -71,6 +71,14 @@ class Seat:
     def kind(self) -> str:
         return "person" if self.token else "open" if self.invite else "level"
 
+    def away_in(self, now: float, away_seconds: float) -> float | None:
+        """Seconds until this person counts as away (0: away now); None while a connection of
+        theirs is open, or for a seat that is not a person's."""
+        if self.kind != "person" or self.connections > 0:
+            return None
+        seen = now if self.last_seen is None else self.last_seen
+        return max(0.0, seen + away_seconds - now)
+
     def to_record(self) -> dict[str, Any]:
         return {"token": self.token, "player": self.player, "invite": self.invite}
 

@@ -139,14 +139,26 @@ class PlayService:
             seats[1 - human] = Seat(invite=new_secret())
         people = (0, 1) if person else (human,)
         match = Match(self.game, human, turn_seconds, now=self.clock(), people=people)
+        return self._new(match, chosen, seats, rated, opponent, float(away_seconds))
+
+    def _new(
+        self,
+        match: Match,
+        level: Level,
+        seats: list[Seat],
+        rated: bool,
+        opponent: str,
+        away_seconds: float,
+    ) -> GameRecord:
+        """A new game under a fresh id, stored and kept in memory."""
         record = GameRecord(
             secrets.token_urlsafe(9),
             match,
-            chosen,
+            level,
             (seats[0], seats[1]),
             rated,
             opponent,
-            float(away_seconds),
+            away_seconds,
         )
         self.save(record)
         self._remember(record)
@@ -198,24 +210,11 @@ class PlayService:
             raise PlayError(409, "the rematch opens when the game is over")
         if record.rematch is not None:
             return self.load(record.rematch)
-        old = record.match
-        human = 1 - old.human  # the creator swaps sides
-        match = Match(self.game, human, old.turn_seconds, now=self.clock(), people=(0, 1))
         now = self.clock()
-        seats = tuple(
-            Seat(token=s.token, player=s.player, last_seen=now) for s in record.seats[::-1]
-        )
-        created = GameRecord(
-            secrets.token_urlsafe(9),
-            match,
-            record.level,
-            (seats[0], seats[1]),
-            record.rated,
-            "person",
-            record.away_seconds,
-        )
-        self.save(created)
-        self._remember(created)
+        human = 1 - record.match.human  # the creator swaps sides
+        match = Match(self.game, human, record.match.turn_seconds, now=now, people=(0, 1))
+        seats = [Seat(token=s.token, player=s.player, last_seen=now) for s in record.seats[::-1]]
+        created = self._new(match, record.level, seats, record.rated, "person", record.away_seconds)
         record.rematch = created.id
         self.save(record)
         return created
@@ -278,13 +277,9 @@ class PlayService:
         match = record.match
         if record.opponent != "person" or match.over:
             return None
-        seat = record.seats[match.to_move] if match.to_move is not None else None
-        if seat is None or seat.kind != "person" or seat.connections > 0:
-            return None
-        if record.seats[1 - int(match.to_move)].kind != "person":
+        if match.to_move is None or record.seats[1 - int(match.to_move)].kind != "person":
             return None  # nobody to play against yet
-        seen = seat.last_seen if seat.last_seen is not None else self.clock()
-        return max(0.0, seen + record.away_seconds - self.clock())
+        return record.seats[match.to_move].away_in(self.clock(), record.away_seconds)
 
     def computer_to_move(self, record: GameRecord) -> bool:
         """Whether the level moves now: its own seat's turn, or an away person's."""
