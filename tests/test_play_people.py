@@ -160,6 +160,23 @@ def test_a_rated_game_between_people_rates_both_once_and_a_draw_halfway(srv: Ser
     assert {p["name"]: p["draws"] for p in board} == {"ann": 1, "bob": 1}
 
 
+def test_each_person_reviews_the_game_from_their_own_side(srv: Server) -> None:
+    pair = Pair(srv)
+    pair.join()
+    pair.play(X_WINS)
+    reviews = []
+    for query in ("", f"?token={pair.tokens[0]}", f"?token={pair.tokens[1]}"):
+        status, review = srv.call("GET", f"{pair.path}/review{query}")
+        assert status == 200, review
+        reviews.append([p["value_for_you"] for p in review["plies"]])
+    assert all(value is not None for value in reviews[1])
+    assert reviews[0] == reviews[1]  # without a token: the creator's side
+    assert reviews[2] == [-value for value in reviews[1]]  # the friend's: the other way round
+    assert any(value != 0 for value in reviews[1])  # so the sign means something
+    status, err = srv.call("GET", f"{pair.path}/review?token=guess")
+    assert status == 403, err
+
+
 def _wait_for(check: Any, seconds: float = 20) -> None:
     end = time.monotonic() + seconds
     while not check():

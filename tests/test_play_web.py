@@ -208,6 +208,61 @@ def test_memory_is_bounded_but_every_game_stays_in_the_database() -> None:
         srv.close()
 
 
+def test_a_restart_reads_the_most_recent_games_back_before_serving(tmp_path: Path) -> None:
+    """After a restart every open page reconnects at once: ``warm_up`` has the games they
+    played last in memory by then (up to the cache's size), the most recent ones kept."""
+    first = Server("tictactoe", SeededRandomAgent(2), db=tmp_path / "play.sqlite3")
+    try:
+        ids = [first.call("POST", "/api/games", {})[1]["id"] for _ in range(5)]
+        first.call("POST", f"/api/games/{ids[0]}/move", {"action": 4})  # now the most recent
+    finally:
+        first.close()
+    level = Level("random", "random", built=SeededRandomAgent(2), rating=RANDOM_RATING)
+    database = Database(tmp_path / "play.sqlite3")
+    try:
+        service = PlayService(make("tictactoe"), [level], database, cache_size=3)
+        assert WebPlay(service).warm_up() == 3
+        assert set(service._cache) == {ids[0], ids[4], ids[3]}
+        assert list(service._cache)[-1] == ids[0]  # the most recently used
+    finally:
+        database.close()
+
+
+def test_games_read_at_once_from_the_file_make_one_copy_without_the_cache_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Eight requests for a game not in memory: one reads it (outside the lock that requests
+    for games in memory wait on), the others get that same copy, never a second one."""
+    srv = Server("tictactoe", SeededRandomAgent(2), db=tmp_path / "play.sqlite3")
+    try:
+        game_id = srv.call("POST", "/api/games", {})[1]["id"]
+        srv.service._cache.clear()
+        reads, read = [], srv.service.read
+
+        def slow_read(gid: str) -> Any:
+            reads.append(srv.app._lock.locked())
+            time.sleep(0.2)  # the others arrive meanwhile
+            return read(gid)
+
+        monkeypatch.setattr(srv.service, "read", slow_read)
+        held: list[Any] = []
+
+        def hold() -> None:
+            with srv.app._held(game_id) as (record, _):
+                held.append(record)
+
+        threads = [threading.Thread(target=hold) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+        assert reads == [False]  # read once, the cache's lock free meanwhile
+        assert len(held) == 8 and all(record is held[0] for record in held)
+        assert srv.service._cache[game_id] is held[0] and held[0].users == 0
+    finally:
+        srv.close()
+
+
 def test_page_and_static_files_are_served_with_safe_headers(server: Server) -> None:
     for path, kind in [
         ("/", "text/html"),

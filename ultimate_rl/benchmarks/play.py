@@ -41,6 +41,7 @@ from ultimate_rl.games import make
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"  # loopback only: the load never leaves the machine
+RECONNECT_SECONDS = (0.5, 1.5)  # a dropped page waits this long, at random, as app.js does
 
 
 @dataclass
@@ -153,7 +154,7 @@ class Load:
             except TimeoutError:
                 return  # the load's time is up
             except (OSError, websockets.ConnectionClosed):
-                await asyncio.sleep(0.2)  # the server is restarting
+                await asyncio.sleep(self.rng.uniform(*RECONNECT_SECONDS))  # it is restarting
 
     async def listen(
         self, game: LoadGame, seat: int | None, name: str, ws: Any, end: float

@@ -5,7 +5,8 @@ agent thinks in a worker thread that holds only its level's lock, so reads of th
 game go on meanwhile; watchers long-poll on the game's condition (``?after=VERSION``) and wake on
 the next change or when the person's clock runs out. The service's cache is guarded by one lock,
 and keeps every game a request holds (``_held``), so there is never a second copy of a game in
-memory whose saves would overwrite the first's.
+memory whose saves would overwrite the first's; games are read from the file under a second
+lock, outside the first, so a read never stalls requests for games already in memory.
 """
 
 from __future__ import annotations
@@ -35,18 +36,23 @@ class WebPlay:
     def __init__(self, service: PlayService, *, read_timeout: float = 10.0) -> None:
         self.service = service
         self.read_timeout = read_timeout  # seconds a request's headers and body may take
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the service's cache and the maps below
+        self._loading = threading.Lock()  # one game read from the file at a time
         self._conditions: dict[str, threading.Condition] = {}
         self._listeners: dict[str, list[Callable[[], None]]] = {}
         self._watchers: dict[str, int] = {}  # open live connections without a seat, per game
         self.closing = False  # the server stops: long polls answer now
 
-    def warm_up(self) -> None:
-        """Loads the game's compiled kernels a page's requests use (a move, the board view), so
-        the first requests after a start or a restart do not wait for them."""
+    def warm_up(self) -> int:
+        """Loads the game's compiled kernels a page's requests use (a move, the board view) and
+        reads the most recently played games back into memory, so the first requests after a
+        start or a restart (every open page reconnecting at once) wait for neither; the count
+        of games read."""
         game = self.service.game
         state = game.initial_state()
         board_view(game, game.apply(state, int(game.legal_actions(state)[0]))).to_json()
+        with self._lock:
+            return self.service.preload()
 
     def close(self) -> None:
         """Ends every long poll now (the server is stopping)."""
@@ -125,16 +131,34 @@ class WebPlay:
     def _held(self, game_id: str) -> Iterator[tuple[GameRecord, threading.Condition]]:
         """The game and its condition, kept in the service's memory while the request holds it:
         were it dropped, the next request would load a second copy of the game and each copy's
-        saves would overwrite the other's moves."""
+        saves would overwrite the other's moves. A game read from the file is read outside the
+        cache's lock (other games' requests, the event loop's among them, go on meanwhile) but
+        under the loading lock, so no second copy can be read while it is."""
         with self._lock:
-            record = self.service.load(game_id)
+            record = self.service.cached(game_id)
+            if record is not None:
+                record.users += 1
+        if record is None:
+            with self._loading:
+                with self._lock:
+                    record = self.service.cached(game_id)
+                if record is None:
+                    record = self.service.read(game_id)
+                with self._lock:
+                    self.service.remember(record)
+                    record.users += 1
+        with self._lock:
             condition = self._conditions.setdefault(game_id, threading.Condition())
-            record.users += 1
         try:
             yield record, condition
         finally:
             with self._lock:
                 record.users -= 1
+
+    def in_memory(self, game_id: str) -> bool:
+        """Whether the game is in memory (holding it reads nothing from the file)."""
+        with self._lock:
+            return self.service.cached(game_id) is not None
 
     def _json(self, record: GameRecord, seat: int | None = None) -> dict[str, Any]:
         """The game for a page; ``seat``: the asking person's (None: a watcher)."""
@@ -364,15 +388,17 @@ class WebPlay:
             analysis = self.service.analyse_position(record, state)
         return {"id": game_id, "to_move": to_move, "moves": ply, **analysis}
 
-    def review(self, game_id: str) -> dict[str, Any]:
-        """The finished game move by move with the agent's value and preferred move."""
+    def review(self, game_id: str, token: str | None = None) -> dict[str, Any]:
+        """The finished game move by move with the agent's value and preferred move; the values
+        for the seat of ``token`` (403 for a wrong one), or for the creator's."""
         with self._held(game_id) as (record, condition):
             with condition:
+                seat = None if token is None else self.service.seat_of(record, token)
                 missing = self.service.review_missing(record)
             found = self.service.analyse_plies(record, missing)  # slow: without the game's lock
             with condition:
                 self.service.add_reviews(record, found)
-                return self.service.review(record)
+                return self.service.review(record, seat)
 
     def end_expired_games(self) -> None:
         """Ends on time the games whose clock ran out unread, so ratings never wait for a read

@@ -161,7 +161,7 @@ class PlayService:
             away_seconds,
         )
         self.save(record)
-        self._remember(record)
+        self.remember(record)
         return record
 
     def join(self, record: GameRecord, invite: Any, player: Any = None) -> int:
@@ -221,9 +221,18 @@ class PlayService:
 
     def load(self, game_id: str) -> GameRecord:
         """The game with this id, from memory or from the database; 404 if there is none."""
-        if game_id in self._cache:
+        return self.cached(game_id) or self.remember(self.read(game_id))
+
+    def cached(self, game_id: str) -> GameRecord | None:
+        """The game if it is in memory (it becomes the most recently used), else None."""
+        record = self._cache.get(game_id)
+        if record is not None:
             self._cache.move_to_end(game_id)
-            return self._cache[game_id]
+        return record
+
+    def read(self, game_id: str) -> GameRecord:
+        """The game as stored, not kept in memory (``remember`` keeps it); 404 if there is none.
+        Touches no shared state, so it may run without the web's lock held."""
         stored = self.db.load_game(game_id)
         if stored is None or stored[1].get("key") != self.key:
             raise PlayError(404, f"no game {game_id!r} of {self.key} here; start a new game")
@@ -232,11 +241,11 @@ class PlayService:
         level = self.levels.get(data["level"]) or Level(
             data["level"], "", rating=data.get("rating")
         )
-        record = GameRecord.from_data(game_id, token, data, self.game, level, self.clock())
-        self._remember(record)
-        return record
+        return GameRecord.from_data(game_id, token, data, self.game, level, self.clock())
 
-    def _remember(self, record: GameRecord) -> None:
+    def remember(self, record: GameRecord) -> GameRecord:
+        """Keeps ``record`` in memory, dropping the least recently used games beyond
+        ``cache_size`` (never one a request or a worker holds)."""
         self._cache[record.id] = record
         while len(self._cache) > self.cache_size:
             oldest = next(iter(self._cache))
@@ -244,6 +253,19 @@ class PlayService:
                 self._cache.move_to_end(oldest)
                 break
             self._cache.popitem(last=False)
+        return record
+
+    def preload(self) -> int:
+        """Reads the most recently changed games (up to ``cache_size``) into memory, so that
+        after a restart the pages reconnecting to them find them there; the count read."""
+        count = 0
+        for game_id in reversed(self.db.recent_games(self.cache_size)):
+            try:
+                self.remember(self.read(game_id))
+            except PlayError:  # another game type's row in the same file
+                continue
+            count += 1
+        return count
 
     def save(self, record: GameRecord) -> None:
         """Stores the game (rating it once, when a rated game has just ended)."""
@@ -397,9 +419,11 @@ class PlayService:
         if found:
             self.save(record)
 
-    def review(self, record: GameRecord) -> dict[str, Any]:
-        """Each move of the finished game with the agent's value (for the person) and choice."""
+    def review(self, record: GameRecord, seat: int | None = None) -> dict[str, Any]:
+        """Each move of the finished game with the agent's value and choice; the values for the
+        person at ``seat`` (default: the creator's)."""
         match = record.match
+        viewer = match.human if seat is None else seat
         plies = []
         for ply, action in enumerate(match.actions):
             review = record.reviews.get(ply, {})
@@ -416,9 +440,7 @@ class PlayService:
                         None if review.get("best") is None else self.game.move_text(review["best"])
                     ),
                     "value_for_you": (
-                        None
-                        if value is None
-                        else round(value if mover == match.human else -value, 3)
+                        None if value is None else round(value if mover == viewer else -value, 3)
                     ),
                 }
             )

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS games (
     id TEXT PRIMARY KEY, token TEXT NOT NULL, data TEXT NOT NULL, updated REAL NOT NULL,
     deadline REAL);
 CREATE INDEX IF NOT EXISTS games_deadline ON games (deadline);
+CREATE INDEX IF NOT EXISTS games_updated ON games (updated);
 CREATE TABLE IF NOT EXISTS players (
     game TEXT NOT NULL, name TEXT NOT NULL, rating REAL NOT NULL,
     games INTEGER NOT NULL DEFAULT 0, wins INTEGER NOT NULL DEFAULT 0,
@@ -191,6 +192,14 @@ class Database:
                 "SELECT token, data FROM games WHERE id = ?", (game_id,)
             ).fetchone()
         return None if row is None else (row[0], json.loads(row[1]))
+
+    def recent_games(self, limit: int) -> list[str]:
+        """Ids of the ``limit`` most recently saved games, the most recent first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id FROM games ORDER BY updated DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [row[0] for row in rows]
 
     def expired_games(self, now: float) -> list[str]:
         """Ids of games whose person's clock ran out without anyone reading them since."""

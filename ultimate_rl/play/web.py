@@ -5,8 +5,10 @@ what the site needs on top: it listens on 127.0.0.1 unless told otherwise, serve
 of static files, bounds request bodies (size, nesting, and the time they may take to arrive) and
 WebSocket messages, answers every error as JSON ``{"error": reason}`` with a 4xx status (500,
 logged, for a bug), and validates every move; agent moves are computed here, never in the page.
-The game logic (``api.WebPlay``) blocks on each game's lock and on long polls, so it runs in
-worker threads (up to ``MAX_THREADS`` at once), never on the event loop.
+The game logic (``api.WebPlay``) blocks on each game's lock and on long polls, so HTTP requests
+run in worker threads (up to ``MAX_THREADS`` at once); a live connection's own steps (opening
+on a game in memory, its view, its moves, closing) hold a game's lock only for a move's few
+steps and run on the event loop, where a thread hop each was most of the relays' tail.
 
 Killed at any moment (SIGKILL included) and restarted on the same database, the server goes on
 from what it last answered: a change is committed before it is answered (``store``), the agent's
@@ -33,7 +35,8 @@ API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
   agent's reply); 403 without the token
 - ``POST /api/games/<id>/resign`` ``{"token": T}``
 - ``GET  /api/games/<id>/analysis``       the level's policy and value (unrated games)
-- ``GET  /api/games/<id>/review``         a finished game move by move with the agent's view
+- ``GET  /api/games/<id>/review[?token=T]``  a finished game move by move with the agent's view
+  (its values for the seat of ``T``; without it, for the creator's)
 - ``GET  /api/players/<name>``, ``GET /api/leaderboard``   ratings
 - ``WS   /api/games/<id>/ws[?token=T]``  one per open page: the server sends
   ``{"type": "game", "game": {...}}`` at every change (moves, the clock running out, a person
@@ -278,7 +281,9 @@ def _api_routes(app: WebPlay, blocking: Blocking) -> list[Route]:
         Route(gid + "/join", game(app.join), methods=["POST"]),
         Route(gid + "/rematch", game(app.rematch), methods=["POST"]),
         Route(gid + "/analysis", api(lambda r, b: app.analysis(_game_id(r)))),
-        Route(gid + "/review", api(lambda r, b: app.review(_game_id(r)))),
+        Route(
+            gid + "/review", api(lambda r, b: app.review(_game_id(r), r.query_params.get("token")))
+        ),
         Route("/api/players/{name}", api(lambda r, b: app.player(r.path_params["name"][:100]))),
         Route("/api/leaderboard", api(lambda r, b: app.leaderboard())),
     ]
@@ -322,7 +327,12 @@ async def game_socket(app: WebPlay, ws: WebSocket, blocking: Blocking) -> None:
     try:
         game_id = _game_id(ws)
         token = ws.query_params.get("token")
-        seat = await blocking(app.connect, game_id, token)
+        # a game in memory (the usual case, also after a restart: see ``warm_up``) connects on
+        # the loop: 600 pages reconnecting at once were 600 thread hops in the relays' way
+        if app.in_memory(game_id):
+            seat = app.connect(game_id, token)
+        else:
+            seat = await blocking(app.connect, game_id, token)
     except PlayError as err:
         await ws.send_json({"type": "error", "status": err.status, "error": err.reason})
         await ws.close(code=4000 + err.status)
@@ -372,7 +382,7 @@ async def game_socket(app: WebPlay, ws: WebSocket, blocking: Blocking) -> None:
         pushing.cancel()
         await asyncio.gather(pushing, return_exceptions=True)  # a send racing the close
         stop_listening()
-        await blocking(app.disconnect, game_id, seat)
+        app.disconnect(game_id, seat)  # the open connection kept the game in memory
 
 
 def _static(name: str) -> bytes:

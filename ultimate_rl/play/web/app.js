@@ -342,7 +342,9 @@ async function showReview() {
   const id = ui.game.id;
   let review;
   try {
-    review = await api("GET", `/api/games/${id}/review`);
+    // the values from this page's seat (a friend's game has two); a watcher sees the creator's
+    const seat = ui.token ? `?token=${encodeURIComponent(ui.token)}` : "";
+    review = await api("GET", `/api/games/${id}/review${seat}`);
   } catch (error) {
     return;  // e.g. the game was replaced meanwhile
   }
@@ -471,7 +473,9 @@ function watch(generation) {
   });
   socket.addEventListener("close", () => {
     if (generation !== ui.watchGeneration) return;
-    setTimeout(() => { if (generation === ui.watchGeneration) watch(generation); }, 1000);
+    // 0.5-1.5 s, at random: after a restart the pages do not all come back in the same instant
+    const delay = 500 + 1000 * Math.random();
+    setTimeout(() => { if (generation === ui.watchGeneration) watch(generation); }, delay);
   });
 }
 
