@@ -16,6 +16,7 @@ the restart moved on after it. Loopback only; bounded by ``play.games`` and ``pl
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import random
@@ -218,6 +219,8 @@ class Load:
 
 async def _drive(load: Load, seconds: float, restart: Any) -> None:
     load.games = list(await asyncio.gather(*(load.create(i) for i in range(load.count))))
+    gc.collect()  # the clients' own collector pauses (numba's and numpy's objects) are not the
+    gc.freeze()  # server's latency: keep them out of the samples
     end = time.monotonic() + seconds
     pages = [
         asyncio.create_task(load.page(game, seat, end))
