@@ -29,7 +29,9 @@ from ultimate_rl.nn.evaluator import float32_outputs
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.schema import SelfPlaySettings
-from ultimate_rl.selfplay.worker import SelfPlayData
+from ultimate_rl.selfplay.worker import SelfPlayData, SelfPlayWorker
+from ultimate_rl.train.learner import Progress
+from ultimate_rl.train.logs import IterationRecord, status_line
 
 GAMES = ["uttt", "numerical_ttt", "tictactoe"]
 SMALL = {"blocks": 2, "channels": 8, "value_hidden": 8, "mlp_hidden": (16, 16)}
@@ -120,6 +122,27 @@ def test_the_int8_path_quantizes_and_falls_back_to_float32_when_it_strays(monkey
     np.testing.assert_array_equal(evaluator(probe.planes, probe.masks)[0], exact[0])
     with pytest.raises(ValueError, match="calibrates on positions of the network's game"):
         make_evaluator(model, "cpu", backend="onnxruntime_int8")
+
+
+def test_self_play_on_int8_weights_that_fell_back_says_so_in_the_run_log(monkeypatch):
+    """A round whose int8 weights failed their check ran at float32's speed: the iteration's
+    line and TensorBoard (``selfplay/float32_fallback_rate``) say so, a passing round says
+    nothing."""
+    game, model = small_model("tictactoe", "mlp")
+    evaluator = make_evaluator(model, "cpu", backend="onnxruntime_int8", game=game)
+    settings = SelfPlaySettings(parallel_games=2)
+    worker = SelfPlayWorker(game, SearchConfig(num_simulations=4), settings)
+    rng = np.random.default_rng(0)
+    passed = worker.play(evaluator, 2, rng).stats
+    monkeypatch.setattr(numerics, "MAX_VALUE_DIFFERENCE", -1.0)  # nothing passes now
+    evaluator.refresh()
+    failed = worker.play(evaluator, 2, rng).stats
+    assert (passed.rounds, passed.float32_rounds, failed.float32_rounds) == (1, 0, 1)
+    both = passed.merge(failed)
+    assert both.summary()["float32_fallback_rate"] == 0.5
+    line = status_line(Progress(iteration=1), 10, IterationRecord(both, {}, 0))
+    assert "1/2 rounds in float32: int8 check failed" in line
+    assert "float32" not in status_line(Progress(iteration=1), 10, IterationRecord(passed, {}, 0))
 
 
 @pytest.mark.parametrize("backend", PATHS)

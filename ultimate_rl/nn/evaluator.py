@@ -51,6 +51,7 @@ class NetworkEvaluator:
     fixed_precision: str | None = None  # a path that runs one precision whatever is asked
     needs_probe = False  # a path that calibrates or checks itself on positions of the game
     choice = None  # the ``nn.choice.PathChoice`` that picked this path, when ``auto`` did
+    fell_back = False  # a reduced-precision path's current weights failed its check: float32
 
     def __init__(
         self,
@@ -215,6 +216,7 @@ class OnnxInt8Evaluator(OnnxEvaluator):
         check = self.probe.half(1)
         got = session.run(OUTPUT_NAMES, {INPUT_NAME: check.planes})
         self.numerics = compare(float32_outputs(self.model, check.planes), got, check.masks)
+        self.fell_back = not self.numerics.passes
         if self.numerics.passes:
             return session
         self.fallbacks += 1

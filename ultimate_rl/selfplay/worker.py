@@ -50,6 +50,8 @@ class SelfPlayStats:
     resignations: int = 0
     resign_checks: int = 0  # would-be resignations in games where resigning was disabled
     resign_false: int = 0  # ... after which the would-be resigner did not lose
+    rounds: int = 0  # worker rounds summed here
+    float32_rounds: int = 0  # ... whose reduced-precision weights failed their check (float32)
 
     def merge(self, other: SelfPlayStats) -> SelfPlayStats:
         """Sums counters; times are the slowest worker's (they ran side by side)."""
@@ -74,6 +76,7 @@ class SelfPlayStats:
             "resign_rate": self.resignations / games,
             "resign_false_positive_rate": self.resign_false / max(self.resign_checks, 1),
             "nn_time_fraction": self.nn_seconds / seconds,
+            "float32_fallback_rate": self.float32_rounds / max(self.rounds, 1),
         }
 
 
@@ -257,6 +260,10 @@ class SelfPlayWorker:
         stats = games.stats
         stats.seconds = time.perf_counter() - start_time
         stats.nn_seconds = timed.seconds
+        stats.rounds = 1
+        # the int8 path checks each new set of weights on its first call of the round; one that
+        # failed ran the round in float32, at float32's speed: the run's log says so
+        stats.float32_rounds = int(getattr(evaluate, "fell_back", False))
         data = SelfPlayData.concatenate(games.recorded)
         stats.positions = len(data.states)
         data.stats = stats

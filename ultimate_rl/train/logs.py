@@ -211,6 +211,13 @@ class RunLog:
         return summary
 
 
+def _fallback(stats: SelfPlayStats) -> str:
+    """Says when reduced-precision self-play ran in float32 (its weights failed the check)."""
+    if not stats.float32_rounds:
+        return ""
+    return f", {stats.float32_rounds}/{stats.rounds} rounds in float32: int8 check failed"
+
+
 def status_line(progress: Progress, iterations: int, record: IterationRecord) -> str:
     """One readable line per iteration."""
     s = record.selfplay.summary()
@@ -218,7 +225,7 @@ def status_line(progress: Progress, iterations: int, record: IterationRecord) ->
         f"iter {progress.iteration}/{iterations}",
         f"step {progress.step}",
         f"{record.selfplay.games} games {s['games_per_s']:.1f}/s {s['positions_per_s']:.0f} "
-        f"pos/s (nn {100 * s['nn_time_fraction']:.0f}%)",
+        f"pos/s (nn {100 * s['nn_time_fraction']:.0f}%{_fallback(record.selfplay)})",
         f"W/D/L {s['first_player_win_rate']:.2f}/{s['draw_rate']:.2f}/"
         f"{s['first_player_loss_rate']:.2f}",
         f"replay {record.replay_size}",
