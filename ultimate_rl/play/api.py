@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ultimate_rl.play.notation import MoveError, parse_move
+from ultimate_rl.play.review import add_reviews, analyse_plies, missing_plies, review_json
 from ultimate_rl.play.service import DEFAULT_AWAY_SECONDS, GameRecord, PlayError, PlayService
 from ultimate_rl.play.session import parse_side, parse_turn_seconds
 from ultimate_rl.play.view import board_view
@@ -394,11 +395,13 @@ class WebPlay:
         with self._held(game_id) as (record, condition):
             with condition:
                 seat = None if token is None else self.service.seat_of(record, token)
-                missing = self.service.review_missing(record)
-            found = self.service.analyse_plies(record, missing)  # slow: without the game's lock
+                missing = missing_plies(record)
+            game = self.service.game
+            found = analyse_plies(game, record, missing)  # slow: without the game's lock
             with condition:
-                self.service.add_reviews(record, found)
-                return self.service.review(record, seat)
+                if add_reviews(record, found):
+                    self.service.save(record)
+                return review_json(game, record, seat)
 
     def end_expired_games(self) -> None:
         """Ends on time the games whose clock ran out unread, so ratings never wait for a read

@@ -31,7 +31,7 @@ import numpy as np
 
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
-from ultimate_rl.play.levels import Decision, Level, analysis_parts, assess, decide
+from ultimate_rl.play.levels import Decision, Level, analysis_parts, decide
 from ultimate_rl.play.record import (
     DEFAULT_AWAY_SECONDS,
     GameRecord,
@@ -392,59 +392,6 @@ class PlayService:
         return decision.action
 
     # ---- after the game -------------------------------------------------------------------
-
-    def review_missing(self, record: GameRecord) -> list[int]:
-        """Plies of a finished game without the agent's value yet (the person's moves, and the
-        agent's own after the opening, where it chose without analysing)."""
-        if not record.match.over:
-            raise PlayError(409, "the review opens when the game is over")
-        plies = range(len(record.match.actions))
-        return [ply for ply in plies if "value" not in record.reviews.get(ply, {})]
-
-    def analyse_plies(self, record: GameRecord, plies: list[int]) -> dict[int, dict[str, Any]]:
-        """The level's value and preferred move before each of ``plies`` (no lock on the game)."""
-        actions = list(record.match.actions)
-        level = record.level
-        found = {}
-        for ply in plies:
-            state = self.game.apply_sequence(actions[:ply])
-            with level.lock:
-                found[ply] = assess(level.get_agent(), self.game, state).review()
-        return found
-
-    def add_reviews(self, record: GameRecord, found: dict[int, dict[str, Any]]) -> None:
-        """Adds analysed plies; a move the agent chose stays its preferred move at that ply."""
-        for ply, review in found.items():
-            record.reviews[ply] = {**review, **record.reviews.get(ply, {})}
-        if found:
-            self.save(record)
-
-    def review(self, record: GameRecord, seat: int | None = None) -> dict[str, Any]:
-        """Each move of the finished game with the agent's value and choice; the values for the
-        person at ``seat`` (default: the creator's)."""
-        match = record.match
-        viewer = match.human if seat is None else seat
-        plies = []
-        for ply, action in enumerate(match.actions):
-            review = record.reviews.get(ply, {})
-            mover = ply % 2
-            value = review.get("value")
-            plies.append(
-                {
-                    "ply": ply,
-                    "by": record.mover(ply),
-                    "move": action,
-                    "move_text": self.game.move_text(action),
-                    "best": review.get("best"),
-                    "best_text": (
-                        None if review.get("best") is None else self.game.move_text(review["best"])
-                    ),
-                    "value_for_you": (
-                        None if value is None else round(value if mover == viewer else -value, 3)
-                    ),
-                }
-            )
-        return {"id": record.id, "level": record.level.name, "plies": plies}
 
     def player(self, name: str) -> dict[str, Any]:
         found = self.db.player(self.key, check_player_name(name))

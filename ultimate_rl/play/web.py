@@ -2,9 +2,10 @@
 
 Starlette routes the requests and uvicorn speaks HTTP/1.1 and WebSockets; this module adds only
 what the site needs on top: it listens on 127.0.0.1 unless told otherwise, serves a fixed list
-of static files, bounds request bodies (size, nesting, and the time they may take to arrive) and
-WebSocket messages, answers every error as JSON ``{"error": reason}`` with a 4xx status (500,
-logged, for a bug), and validates every move; agent moves are computed here, never in the page.
+of static files, bounds request bodies (size, nesting, and the time they may take to arrive:
+``bodies``) and WebSocket messages, answers every error as JSON ``{"error": reason}`` with a
+4xx status (500, logged, for a bug), and validates every move; agent moves are computed here,
+never in the page.
 The game logic (``api.WebPlay``) blocks on each game's lock and on long polls, so HTTP requests
 run in worker threads (up to ``MAX_THREADS`` at once); a live connection's own steps (opening
 on a game in memory, its view, its moves, closing) hold a game's lock only for a move's few
@@ -76,10 +77,9 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ultimate_rl.games.errors import GameError
 from ultimate_rl.play.api import WebPlay
+from ultimate_rl.play.bodies import MAX_BODY_BYTES, parse_body, read_body
 from ultimate_rl.play.service import PlayError
 
-MAX_BODY_BYTES = 4096
-MAX_NESTING = 16  # the API's bodies are flat objects
 STATIC_FILES = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
@@ -94,44 +94,6 @@ _SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
 }
-
-
-def nesting_depth(text: str) -> int:
-    """How deeply ``[`` and ``{`` nest in JSON text (brackets inside strings do not count)."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            escaped, in_string = (False, True) if escaped else (char == "\\", char != '"')
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in "]}":
-            depth -= 1
-    return deepest
-
-
-def parse_body(raw: bytes) -> dict[str, Any]:
-    """A request body as a JSON object, or a 400 saying what is wrong with it.
-
-    The depth is checked first: the decoder recurses per level, and a few KB of brackets would
-    otherwise end in a RecursionError (or not, depending on the interpreter's recursion limit).
-    """
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise PlayError(400, f"the body is not valid UTF-8 ({err})") from None
-    if nesting_depth(text) > MAX_NESTING:
-        raise PlayError(400, f"the body's JSON is nested too deeply (at most {MAX_NESTING} levels)")
-    try:
-        body = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise PlayError(400, f"the body is not valid JSON ({err})") from None
-    if not isinstance(body, dict):
-        raise PlayError(400, "the body must be a JSON object, e.g. {}")
-    return body
 
 
 def _game_id(request: Request | WebSocket) -> str:
@@ -181,31 +143,6 @@ class _SecurityHeaders:
 
 Blocking = Callable[..., Awaitable[Any]]
 """Runs a blocking ``WebPlay`` call in a worker thread: ``await blocking(function, *args)``."""
-
-
-async def read_body(request: Request, timeout: float) -> dict[str, Any]:
-    """The request's JSON object, bounded in size and in the time it may take to arrive."""
-    length_text = request.headers.get("content-length", "0")
-    if not length_text.isdigit():
-        raise PlayError(400, "bad Content-Length header")
-    if int(length_text) > MAX_BODY_BYTES:
-        raise PlayError(
-            413, f"request body of {length_text} bytes; at most {MAX_BODY_BYTES} are accepted"
-        )
-    chunks, size = [], 0
-    try:
-        with anyio.fail_after(timeout):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > MAX_BODY_BYTES:
-                    raise PlayError(413, f"at most {MAX_BODY_BYTES} body bytes are accepted")
-                chunks.append(chunk)
-    except TimeoutError:
-        raise PlayError(408, f"the body did not arrive within {timeout} s") from None
-    raw = b"".join(chunks)
-    if len(raw) < int(length_text):
-        raise PlayError(400, f"the body ended after {len(raw)} of {length_text} bytes")
-    return parse_body(raw or b"{}")
 
 
 def endpoint(
