@@ -259,6 +259,9 @@ def test_games_read_at_once_from_the_file_make_one_copy_without_the_cache_lock(
         assert reads == [False]  # read once, the cache's lock free meanwhile
         assert len(held) == 8 and all(record is held[0] for record in held)
         assert srv.service._cache[game_id] is held[0] and held[0].users == 0
+        # a read that raced past the loading lock (the rematch's) keeps the copy in memory
+        assert srv.service.remember(read(game_id)) is held[0]
+        assert srv.service._cache[game_id] is held[0]
     finally:
         srv.close()
 

@@ -51,7 +51,11 @@ class NetworkEvaluator:
     fixed_precision: str | None = None  # a path that runs one precision whatever is asked
     needs_probe = False  # a path that calibrates or checks itself on positions of the game
     choice = None  # the ``nn.choice.PathChoice`` that picked this path, when ``auto`` did
-    fell_back = False  # a reduced-precision path's current weights failed its check: float32
+
+    @property
+    def fell_back(self) -> bool:
+        """A reduced-precision path whose current weights failed its check runs float32."""
+        return False
 
     def __init__(
         self,
@@ -211,12 +215,16 @@ class OnnxInt8Evaluator(OnnxEvaluator):
     numerics: Numerics | None = None  # the last weight change's check
     fallbacks = 0  # weight versions that ran in float32
 
+    @property
+    def fell_back(self) -> bool:
+        """The current weights failed their check: they run in float32."""
+        return self.numerics is not None and not self.numerics.passes
+
     def _session_of_weights(self):  # -> onnxruntime.InferenceSession
         session = self._new_session(int8_graph(self.model, self.probe.half(0).planes))
         check = self.probe.half(1)
         got = session.run(OUTPUT_NAMES, {INPUT_NAME: check.planes})
         self.numerics = compare(float32_outputs(self.model, check.planes), got, check.masks)
-        self.fell_back = not self.numerics.passes
         if self.numerics.passes:
             return session
         self.fallbacks += 1

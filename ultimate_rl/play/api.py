@@ -134,7 +134,8 @@ class WebPlay:
         were it dropped, the next request would load a second copy of the game and each copy's
         saves would overwrite the other's moves. A game read from the file is read outside the
         cache's lock (other games' requests, the event loop's among them, go on meanwhile) but
-        under the loading lock, so no second copy can be read while it is."""
+        under the loading lock, so it is read once; ``remember`` keeps one copy whatever races
+        it."""
         with self._lock:
             record = self.service.cached(game_id)
             if record is not None:
@@ -146,7 +147,7 @@ class WebPlay:
                 if record is None:
                     record = self.service.read(game_id)
                 with self._lock:
-                    self.service.remember(record)
+                    record = self.service.remember(record)
                     record.users += 1
         with self._lock:
             condition = self._conditions.setdefault(game_id, threading.Condition())

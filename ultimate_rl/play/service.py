@@ -245,15 +245,18 @@ class PlayService:
 
     def remember(self, record: GameRecord) -> GameRecord:
         """Keeps ``record`` in memory, dropping the least recently used games beyond
-        ``cache_size`` (never one a request or a worker holds)."""
-        self._cache[record.id] = record
+        ``cache_size`` (never one a request or a worker holds); returns the game's copy in
+        memory, the one already there if another read of it got there first (a second copy's
+        saves would overwrite the first's moves)."""
+        kept = self._cache.setdefault(record.id, record)
+        self._cache.move_to_end(record.id)
         while len(self._cache) > self.cache_size:
             oldest = next(iter(self._cache))
             if self._cache[oldest].busy:  # a request or a worker still holds it: keep it
                 self._cache.move_to_end(oldest)
                 break
             self._cache.popitem(last=False)
-        return record
+        return kept
 
     def preload(self) -> int:
         """Reads the most recently changed games (up to ``cache_size``) into memory, so that

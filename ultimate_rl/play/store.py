@@ -198,21 +198,18 @@ class Database:
             ).fetchone()
         return None if row is None else (row[0], json.loads(row[1]))
 
+    def _ids(self, query: str, *args: Any) -> list[str]:
+        """The games ``SELECT id FROM games ...`` finds, in its order."""
+        with self._lock:
+            return [row[0] for row in self._db.execute(query, args).fetchall()]
+
     def recent_games(self, limit: int) -> list[str]:
         """Ids of the ``limit`` most recently saved games, the most recent first."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id FROM games ORDER BY updated DESC LIMIT ?", (limit,)
-            ).fetchall()
-        return [row[0] for row in rows]
+        return self._ids("SELECT id FROM games ORDER BY updated DESC LIMIT ?", limit)
 
     def expired_games(self, now: float) -> list[str]:
         """Ids of games whose person's clock ran out without anyone reading them since."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT id FROM games WHERE deadline IS NOT NULL AND deadline < ?", (now,)
-            ).fetchall()
-        return [row[0] for row in rows]
+        return self._ids("SELECT id FROM games WHERE deadline IS NOT NULL AND deadline < ?", now)
 
     def delete_game(self, game_id: str) -> None:
         with self._lock:
