@@ -39,6 +39,7 @@ import numpy as np
 import websockets
 
 from ultimate_rl.games import make
+from ultimate_rl.play.web import GC_THRESHOLDS
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"  # loopback only: the load never leaves the machine
@@ -219,8 +220,11 @@ class Load:
 
 async def _drive(load: Load, seconds: float, restart: Any) -> None:
     load.games = list(await asyncio.gather(*(load.create(i) for i in range(load.count))))
-    gc.collect()  # the clients' own collector pauses (numba's and numpy's objects) are not the
-    gc.freeze()  # server's latency: keep them out of the samples
+    # the clients' own collector pauses (numba's and numpy's objects, the 600 pages' garbage) are
+    # not the server's latency: keep them out of the samples, as the server does
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     end = time.monotonic() + seconds
     pages = [
         asyncio.create_task(load.page(game, seat, end))

@@ -1,5 +1,6 @@
 """Search: the UCT baseline (random rollouts, MCTS-Solver) and batched PUCT / Gumbel search for a
-network, all numba kernels over flat arrays that serve every game of ``ultimate_rl.games``.
+network (MCTS-Solver optional), all numba kernels over flat arrays that serve every game of
+``ultimate_rl.games``.
 
 The network is only an ``Evaluator`` callable here; this package never imports ``nn``.
 """

@@ -15,7 +15,8 @@ import numpy as np
 
 from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
-from ultimate_rl.search import tree
+from ultimate_rl.search import solver, tree
+from ultimate_rl.search.algorithm import Settled
 from ultimate_rl.search.config import SearchConfig, SearchError, SearchParams, check_count
 from ultimate_rl.search.core import REGISTRY, expand_leaves, new_leaf_batch, simulate, start_roots
 
@@ -33,6 +34,8 @@ class SearchOutput:
     ``policy_target`` is the training target: visit frequencies (PUCT) or the improved policy
     (Gumbel). ``q_values`` are mean values of root moves for the player to move (0 where
     unvisited: check ``visit_counts``). ``prior`` is the network's root policy, without noise.
+    ``exact`` is the root's proven result for the player to move (``SearchConfig.solver``), -2
+    (``tree.UNPROVEN``) where none is known; ``root_value`` is then that result.
     """
 
     policy_target: np.ndarray  # [B, A] float32
@@ -42,6 +45,7 @@ class SearchOutput:
     q_values: np.ndarray  # [B, A] float32
     prior: np.ndarray  # [B, A] float32
     simulations: np.ndarray  # [B] int64, the simulations run (fewer on a deadline or early stop)
+    exact: np.ndarray  # [B] int8: -1 / 0 / 1 when proven, else -2
 
 
 class BatchedSearch:
@@ -117,9 +121,9 @@ class BatchedSearch:
         ``deadline`` (a ``time.perf_counter()`` instant) ends the search before a simulation step
         that the last step's duration says would end past it, so it overruns by at most one
         step (one network call); at least one step always runs. ``stop_early`` ends it once no
-        tree's move can change in the simulations left (PUCT playing its most visited move:
-        temperature 0); the simulations left are ``num_simulations`` less those done, or fewer
-        when the deadline allows fewer at the last step's rate.
+        tree's move can change in the simulations left (its root proven, or PUCT playing its
+        most visited move: temperature 0); the simulations left are ``num_simulations`` less
+        those done, or fewer when the deadline allows fewer at the last step's rate.
         """
         cfg = self.config
         num_simulations = cfg.num_simulations if num_simulations is None else num_simulations
@@ -135,19 +139,25 @@ class BatchedSearch:
         )
         # the settled move is the most visited one: only a greedy choice (temperature 0) plays it
         greedy = (temperatures <= 0).all()
-        settled = self._algorithm.settled if stop_early and greedy else None
+        settled = self._algorithm.settled if greedy else None
         done, step_seconds, steps, step_done = roots.simulations_done, 0.0, 0, 0
         while done.min() < num_simulations:
             now = time.perf_counter()
             if steps and deadline is not None and now + step_seconds > deadline:
                 break
-            if steps and settled is not None:
-                remaining = num_simulations - done
-                if deadline is not None:
-                    rate = step_done / max(step_seconds, 1e-9)  # simulations per second, per tree
-                    remaining = np.minimum(remaining, rate * max(deadline - now, 0.0))
-                if settled(self._forest, n, remaining).all():
-                    break
+            if (
+                steps
+                and stop_early
+                and self._settled(
+                    n,
+                    settled,
+                    num_simulations - done,
+                    deadline,
+                    now,
+                    step_done / max(step_seconds, 1e-9),
+                )
+            ):
+                break
             before = done.copy()
             self._forest = tree.with_room(self._forest, cfg.leaves_per_tree, self.num_actions)
             pending = simulate(self._forest, n, self._params, roots, num_simulations, self._leaves)
@@ -163,8 +173,31 @@ class BatchedSearch:
         policy, action = self._algorithm.choose(
             self._forest, roots, visit_counts, temperatures, cfg, self._rng
         )
+        exact = np.zeros(n, np.int8)
+        solver.play_proven(self._forest, n, action, root_value, exact)
         simulations = roots.simulations_done.copy()
-        return SearchOutput(policy, visit_counts, root_value, action, q_values, prior, simulations)
+        return SearchOutput(
+            policy, visit_counts, root_value, action, q_values, prior, simulations, exact
+        )
+
+    def _settled(
+        self,
+        n: int,
+        settled: Settled | None,
+        remaining: np.ndarray,
+        deadline: float | None,
+        now: float,
+        rate: float,
+    ) -> bool:
+        """Whether no tree's move can change any more: its root proven, or ``settled`` (the
+        algorithm's test, None when it has none or the move is sampled) says so for the
+        simulations left (fewer when the deadline allows fewer at ``rate`` per tree and second)."""
+        done = solver.proven_roots(self._forest, n)
+        if settled is not None and not done.all():
+            if deadline is not None:
+                remaining = np.minimum(remaining, rate * max(deadline - now, 0.0))
+            done |= settled(self._forest, n, remaining)
+        return bool(done.all())
 
     def _evaluate_and_expand(self, pending: int, evaluate: Evaluator) -> None:
         if pending == 0:

@@ -54,6 +54,11 @@ class SearchConfig:
     leaves_per_tree: int = 1
     """Leaves each tree collects per network call: more, larger batches for fewer games at
     once, at some cost in search quality."""
+    solver: bool = False
+    """MCTS-Solver: results of finished games found in the tree climb it as proofs (a move
+    that wins by force, a position lost whatever is played), a proven position is no longer
+    searched, and a proven loss is never played while another move is open
+    (``search/solver.py``)."""
     virtual_loss: float = 1.0
     """With ``leaves_per_tree > 1``: the loss a pending leaf's path counts, so the other
     descents of that call go elsewhere."""
@@ -108,6 +113,7 @@ class SearchParams(NamedTuple):
     leaves_per_tree: int
     c_visit: float
     c_scale: float
+    solver: bool
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> SearchParams:
@@ -121,6 +127,7 @@ class SearchParams(NamedTuple):
             leaves_per_tree=int(config.leaves_per_tree),
             c_visit=float(config.c_visit),
             c_scale=float(config.c_scale),
+            solver=bool(config.solver),
         )
 
 

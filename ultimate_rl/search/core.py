@@ -24,7 +24,8 @@ from numba.core.registry import CPUDispatcher
 from ultimate_rl.games import kernels, layout
 from ultimate_rl.search.algorithm import Algorithm
 from ultimate_rl.search.config import ALGORITHMS
-from ultimate_rl.search.tree import PENDING, keep_subtree, plant_root
+from ultimate_rl.search.solver import solve_upward
+from ultimate_rl.search.tree import PENDING, UNPROVEN, for_player, keep_subtree, plant_root
 
 
 def _algorithm(name: str) -> Algorithm:
@@ -66,12 +67,6 @@ def new_leaf_batch(slots: int, observation_shape: tuple[int, ...], num_actions: 
 
 
 @njit(cache=True)
-def _for_player(value, player):
-    """A first-player value seen by ``player``."""
-    return value if player == 0 else -value
-
-
-@njit(cache=True)
 def _emit_leaf(f, b, node, leaves, slot, scratch):
     """Writes node ``node`` of tree ``b`` as row ``slot`` of the leaves for the network."""
     state = f.state[b, node]
@@ -102,10 +97,10 @@ def start_roots(f, states, reuse, leaves):
 def _backup(f, b, node, result, virtual_loss):
     """Adds ``result`` (first player's view) from ``node`` up to the root; the visits were already
     counted on the way down, with ``virtual_loss`` taken off the edges, which this gives back."""
-    f.value_sum[b, node] += _for_player(result, f.state[b, node, layout.PLAYER])
+    f.value_sum[b, node] += for_player(result, f.state[b, node, layout.PLAYER])
     while f.parent[b, node] >= 0:
         edge, node = f.parent_edge[b, node], f.parent[b, node]
-        value = _for_player(result, f.state[b, node, layout.PLAYER])
+        value = for_player(result, f.state[b, node, layout.PLAYER])
         f.edge_value_sum[b, edge] += value + virtual_loss
         f.value_sum[b, node] += value
 
@@ -126,11 +121,13 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
     """Descends every tree up to ``params.leaves_per_tree`` times (counting simulations in
     ``roots.simulations_done``); returns how many leaves await the network in ``leaves``.
 
-    A descent ends on a new leaf (left for the network), on a finished game (backed up at once
-    with its exact result) or on another descent's pending leaf (undone; the tree's remaining
-    leaves wait for the next step). The descent is written out in this one loop, and the
-    algorithm's ``select_child`` is reached without a wrapper: each extra call level that takes
-    the forest by value cost ~25% of the search's speed (``scripts/bench.py suite=search``).
+    A descent ends on a new leaf (left for the network), on a finished game or a proven node
+    below the root (backed up at once with its exact result; with ``params.solver`` a new
+    finished game's result then climbs the tree, ``solver.py``) or on another descent's pending
+    leaf (undone; the tree's remaining leaves wait for the next step). The descent is written
+    out in this one loop, and the algorithm's ``select_child`` is reached without a wrapper:
+    each extra call level that takes the forest by value cost ~25% of the search's speed
+    (``scripts/bench.py suite=search``).
     """
     virtual_loss = params.virtual_loss
     scratch = np.zeros(layout.MAX_ACTIONS, np.uint8)
@@ -143,7 +140,8 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
                 break
             node, created = 0, False
             f.visits[b, 0] += 1
-            while f.num_edges[b, node] > 0:  # expanded: go down the selected edge
+            # expanded and not proven (the root's moves are searched even when it is proven)
+            while f.num_edges[b, node] > 0 and (node == 0 or f.proven[b, node] == UNPROVEN):
                 k = 0
                 for selector in literal_unroll(_SELECTORS):
                     if selector.algorithm == params.algorithm:
@@ -163,10 +161,15 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
                     f.value_sum[b, child], f.raw_value[b, child] = 0.0, 0.0
                     ongoing = f.state[b, child, layout.STATUS] == layout.ONGOING
                     f.num_edges[b, child] = PENDING if ongoing else 0
+                    f.proven[b, child] = (
+                        UNPROVEN if ongoing else round(kernels.outcome(f.state[b, child]))
+                    )
                 node = child
                 f.visits[b, node] += 1
-            if f.num_edges[b, node] == 0:  # a finished game: its exact result
-                _backup(f, b, node, kernels.outcome(f.state[b, node]), virtual_loss)
+            if f.proven[b, node] != UNPROVEN:  # a finished game or a proof: its exact result
+                _backup(f, b, node, float(f.proven[b, node]), virtual_loss)
+                if created and params.solver:
+                    solve_upward(f, b, node)
             elif created:  # a new leaf for the network
                 _emit_leaf(f, b, node, leaves, pending, scratch)
                 pending += 1
@@ -206,5 +209,5 @@ def expand_leaves(f, leaves, count, logits, values, virtual_loss):
         f.num_edges[b, node] = k
         f.edge_count[b] = first + k
         f.raw_value[b, node] = values[i]
-        result = _for_player(values[i], f.state[b, node, layout.PLAYER])
+        result = for_player(values[i], f.state[b, node, layout.PLAYER])
         _backup(f, b, node, result, virtual_loss)

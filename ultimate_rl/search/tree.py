@@ -17,6 +17,7 @@ from ultimate_rl.games import layout
 
 PENDING = -1  # num_edges of a node that waits for the network
 EMPTY = 0  # node_count of a tree that has no root yet
+UNPROVEN = -2  # ``proven`` of a node whose result is not known exactly
 REUSE_DEPTH = 2  # a tree is kept when the next root is within this many moves of the old one
 
 
@@ -31,6 +32,7 @@ class Forest(NamedTuple):
     visits: np.ndarray  # [B, N] int32, virtual visits included while a step runs
     value_sum: np.ndarray  # [B, N] float64, view of the player to move at the node
     raw_value: np.ndarray  # [B, N] float32, the network's value there
+    proven: np.ndarray  # [B, N] int8, the exact result for the first player, or UNPROVEN
     edge_action: np.ndarray  # [B, E] int32
     edge_prior: np.ndarray  # [B, E] float32
     edge_child: np.ndarray  # [B, E] int32, -1 until the move is first tried
@@ -52,6 +54,7 @@ def new_forest(trees: int, nodes: int, edges: int) -> Forest:
         visits=np.zeros((trees, nodes), i32),
         value_sum=np.zeros((trees, nodes), np.float64),
         raw_value=np.zeros((trees, nodes), np.float32),
+        proven=np.full((trees, nodes), UNPROVEN, np.int8),
         edge_action=np.zeros((trees, edges), i32),
         edge_prior=np.zeros((trees, edges), np.float32),
         edge_child=np.zeros((trees, edges), i32),
@@ -94,12 +97,19 @@ def move_tree(f: Forest, source: int, target: int) -> None:
 
 
 @njit(cache=True)
+def for_player(value, player):
+    """A first-player value seen by ``player`` (its own inverse)."""
+    return value if player == 0 else -value
+
+
+@njit(cache=True)
 def plant_root(f, b, state):
     """Makes tree ``b`` a single root of ``state`` that waits for the network."""
     f.state[b, 0] = state
     f.parent[b, 0], f.parent_edge[b, 0], f.first_edge[b, 0] = -1, -1, -1
     f.num_edges[b, 0] = PENDING
     f.visits[b, 0], f.value_sum[b, 0], f.raw_value[b, 0] = 1, 0.0, 0.0
+    f.proven[b, 0] = UNPROVEN
     f.node_count[b], f.edge_count[b] = 1, 0
 
 
@@ -158,6 +168,7 @@ def _reroot(f, b, new_root):
     state, num_edges = f.state[b, nodes].copy(), f.num_edges[b, nodes].copy()
     first_edge, visits = f.first_edge[b, nodes].copy(), f.visits[b, nodes].copy()
     value_sum, raw_value = f.value_sum[b, nodes].copy(), f.raw_value[b, nodes].copy()
+    proven = f.proven[b, nodes].copy()
     edge_action, edge_prior = f.edge_action[b].copy(), f.edge_prior[b].copy()
     edge_child, edge_visits = f.edge_child[b].copy(), f.edge_visits[b].copy()
     edge_value_sum = f.edge_value_sum[b].copy()
@@ -168,6 +179,7 @@ def _reroot(f, b, new_root):
         f.visits[b, i] = visits[i]
         f.value_sum[b, i] = value_sum[i]
         f.raw_value[b, i] = raw_value[i]
+        f.proven[b, i] = proven[i]
         f.first_edge[b, i] = edges
         for k in range(max(num_edges[i], 0)):
             old_edge, e = first_edge[i] + k, edges + k

@@ -22,8 +22,8 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import kernels, layout
+from ultimate_rl.search.tree import UNPROVEN
 
-UNPROVEN = -2  # value of ``proven`` for a node whose result is not known exactly
 _BLOCK_SIMULATIONS = 512  # simulations per kernel call when a time budget is set
 
 
