@@ -20,3 +20,16 @@ def test_a_small_load_with_a_restart_loses_nothing_and_every_open_game_resumes()
     assert figures["play_open_at_restart"] >= 1  # uttt games outlast a third of the load
     assert figures["play_resumed_after_restart"] == figures["play_open_at_restart"]
     assert 0 < figures["play_relay_ms_p50"] <= figures["play_relay_ms_p99"]
+
+
+def test_a_move_sent_before_the_page_connected_is_a_catch_up_not_a_relay() -> None:
+    """The other seat's page opened its socket after the move was sent (at the start, or while
+    reconnecting after the restart): the move reaching it measures the connection, so it is
+    counted apart; a move sent while the page was connected is a latency sample."""
+    load = play.Load("http://127.0.0.1:1", games=1, seed=0, game_name="uttt")
+    game = play.LoadGame("g", ("a", "b"))
+    game.sent = {0: 10.0, 1: 20.0, 2: 30.0}
+    load.saw(game, "seat1", 1, [40], opened=15.0)  # seat 1 receives X's first move (ply 0)
+    assert load.figures.caught_up == 1 and load.figures.relay_ms == []
+    load.saw(game, "seat1", 1, [40, 41, 42], opened=15.0)  # ply 1 is its own, ply 2 a relay
+    assert load.figures.caught_up == 1 and len(load.figures.relay_ms) == 1

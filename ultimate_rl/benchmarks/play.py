@@ -6,11 +6,12 @@ created and joined over HTTP as a person would, then three WebSockets: both seat
 watcher), and plays them with random legal moves sent as WebSocket messages after a random
 think time. It measures the time from a move's message to the other seat's socket receiving
 the game with that move (and to the watcher's; the relays of moves sent after the restart
-apart, as the restarted server loads its games back), counts 5xx answers and errors, kills
-the server (SIGKILL) a third of the way in and starts it again on the same file (the pages
-reconnect and resend what went unanswered), and afterwards checks every game against the
-database: the moves every page saw, in order, none lost or doubled, every game that was open at
-the restart moved on after it. Loopback only; bounded by ``play.games`` and ``play.seconds``.
+apart, as the restarted server loads its games back; a move sent before the page that gets it
+had connected is a catch-up on connecting, counted but not timed), counts 5xx answers and
+errors, kills the server (SIGKILL) a third of the way in and starts it again on the same file
+(the pages reconnect and resend what went unanswered), and afterwards checks every game against
+the database: the moves every page saw, in order, none lost or doubled, every game that was open
+at the restart moved on after it. Loopback only; bounded by ``play.games`` and ``play.seconds``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ class Figures:
     relay_ms: list[float] = field(default_factory=list)  # move sent -> the other seat has it
     watch_ms: list[float] = field(default_factory=list)  # move sent -> the watcher has it
     after_restart_ms: list[float] = field(default_factory=list)  # relays of moves sent after it
+    # moves sent before the page that got them had its socket: a catch-up on connecting (the
+    # time to connect, after the start or the restart), not a relay, so not a latency sample
+    caught_up: int = 0
     moves: int = 0
     server_errors: int = 0  # 5xx answers, HTTP or WebSocket
     other_errors: list[str] = field(default_factory=list)
@@ -152,15 +156,17 @@ class Load:
             try:
                 async with asyncio.timeout(max(0.0, end - time.monotonic())):
                     async with websockets.connect(url, open_timeout=30, max_size=2**20) as ws:
-                        await self.listen(game, seat, name, ws, end)
+                        await self.listen(game, seat, name, ws, end, time.perf_counter())
             except TimeoutError:
                 return  # the load's time is up
             except (OSError, websockets.ConnectionClosed):
                 await asyncio.sleep(self.rng.uniform(*RECONNECT_SECONDS))  # it is restarting
 
     async def listen(
-        self, game: LoadGame, seat: int | None, name: str, ws: Any, end: float
+        self, game: LoadGame, seat: int | None, name: str, ws: Any, end: float, opened: float
     ) -> None:
+        """Reads one socket (open since ``opened``) until the game ends or the load's time is up,
+        moving when it is this seat's turn."""
         mover: asyncio.Task[None] | None = None
         try:
             async for text in ws:
@@ -173,7 +179,7 @@ class Load:
                 actions = state["actions"]
                 if kind == "answer":
                     game.answered.append(list(actions))
-                self.saw(game, name, seat, actions)
+                self.saw(game, name, seat, actions, opened)
                 if state["over"]:
                     game.over.set()
                     return
@@ -184,7 +190,9 @@ class Load:
             if mover is not None:
                 mover.cancel()
 
-    def saw(self, game: LoadGame, name: str, seat: int | None, actions: list[int]) -> None:
+    def saw(
+        self, game: LoadGame, name: str, seat: int | None, actions: list[int], opened: float
+    ) -> None:
         before = game.seen.get(name, [])
         if actions[: len(before)] != before:
             self.figures.inconsistent.append(f"{game.id} {name}: {before} then {actions}")
@@ -192,7 +200,10 @@ class Load:
         for ply in range(len(before), len(actions)):
             sent = game.sent.get(ply)
             if sent is None or ply % 2 == seat:
-                continue  # its own move, or one sent before the page (re)connected
+                continue  # its own move, or one sent across the restart
+            if sent < opened:
+                self.figures.caught_up += 1
+                continue
             samples = self.figures.watch_ms if seat is None else self.figures.relay_ms
             if seat is not None and self.restarted:
                 samples = self.figures.after_restart_ms
@@ -300,6 +311,7 @@ def run(cfg: Any) -> dict[str, float]:
         "play_watcher_ms_p99": watch_p99,
         "play_after_restart_relay_ms_p50": float(after[0]),
         "play_after_restart_relay_ms_p99": float(after[1]),
+        "play_caught_up_on_connect": float(figures.caught_up),
         "play_5xx": float(figures.server_errors),
         "play_other_errors": float(len(figures.other_errors)),
         "play_inconsistent_pages": float(len(figures.inconsistent)),

@@ -173,8 +173,9 @@ class BatchedSearch:
         policy, action = self._algorithm.choose(
             self._forest, roots, visit_counts, temperatures, cfg, self._rng
         )
-        exact = np.zeros(n, np.int8)
-        solver.play_proven(self._forest, n, action, root_value, exact)
+        exact = np.full(n, tree.UNPROVEN, np.int8)
+        if cfg.solver:
+            solver.play_proven(self._forest, n, action, root_value, exact)
         simulations = roots.simulations_done.copy()
         return SearchOutput(
             policy, visit_counts, root_value, action, q_values, prior, simulations, exact

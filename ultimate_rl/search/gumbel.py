@@ -58,9 +58,9 @@ def halving_schedule(max_considered: int, num_simulations: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def completed_sigma(f, b, node, c_visit, c_scale, out):
-    """Writes ``sigma(completed q)`` of each move of ``node`` into ``out[:num_edges]``; a proven
-    move's q is its exact result."""
+def completed_sigma(f, b, node, c_visit, c_scale, solver, out):
+    """Writes ``sigma(completed q)`` of each move of ``node`` into ``out[:num_edges]``; with the
+    ``solver``, a proven move's q is its exact result."""
     first, count = f.first_edge[b, node], f.num_edges[b, node]
     sum_n, max_n, sum_p, sum_pq = 0, 0, 0.0, 0.0
     for k in range(count):
@@ -79,7 +79,7 @@ def completed_sigma(f, b, node, c_visit, c_scale, out):
         e = first + k
         n = f.edge_visits[b, e]
         q = f.edge_value_sum[b, e] / n if n > 0 else mixed
-        if n > 0:  # a tried move: its child exists, maybe proven
+        if solver and n > 0:  # a tried move: its child exists, maybe proven
             proven = f.proven[b, f.edge_child[b, e]]
             if proven != UNPROVEN:
                 q = for_player(proven, player)
@@ -91,10 +91,10 @@ def completed_sigma(f, b, node, c_visit, c_scale, out):
 
 
 @njit(cache=True)
-def improved_policy(f, b, node, c_visit, c_scale, out):
+def improved_policy(f, b, node, c_visit, c_scale, solver, out):
     """Writes ``pi' = softmax(log prior + sigma(completed q))`` of ``node``'s moves into ``out``."""
     first, count = f.first_edge[b, node], f.num_edges[b, node]
-    completed_sigma(f, b, node, c_visit, c_scale, out)
+    completed_sigma(f, b, node, c_visit, c_scale, solver, out)
     top = -np.inf
     for k in range(count):
         out[k] += math.log(max(f.edge_prior[b, first + k], _TINY_PRIOR))
@@ -115,11 +115,11 @@ def _proven_loss(f, b, edge, player):
 
 
 @njit(cache=True)
-def _interior_pick(f, b, node, c_visit, c_scale, scratch):
+def _interior_pick(f, b, node, c_visit, c_scale, solver, scratch):
     """Edge offset chosen at a non-root node: ``argmax(pi'(a) - N(a) / (1 + sum N))``, passing
-    over proven losses."""
+    over proven losses with the ``solver``."""
     first, count = f.first_edge[b, node], f.num_edges[b, node]
-    improved_policy(f, b, node, c_visit, c_scale, scratch)
+    improved_policy(f, b, node, c_visit, c_scale, solver, scratch)
     sum_n = 0
     for k in range(count):
         sum_n += f.edge_visits[b, first + k]
@@ -128,15 +128,15 @@ def _interior_pick(f, b, node, c_visit, c_scale, scratch):
     for k in range(count):
         e = first + k
         score = scratch[k] - f.edge_visits[b, e] / (1.0 + sum_n)
-        if score > best_score and not _proven_loss(f, b, e, player):
+        if score > best_score and not (solver and _proven_loss(f, b, e, player)):
             best, best_score = k, score
     return best
 
 
 @njit(cache=True)
-def _root_scores(f, b, gumbel, c_visit, c_scale, sigma):
+def _root_scores(f, b, gumbel, c_visit, c_scale, solver, sigma):
     """``gumbel + log prior + sigma(completed q)`` for each root move, written into ``sigma``."""
-    completed_sigma(f, b, 0, c_visit, c_scale, sigma)
+    completed_sigma(f, b, 0, c_visit, c_scale, solver, sigma)
     first = f.first_edge[b, 0]
     for k in range(f.num_edges[b, 0]):
         sigma[k] += gumbel[b, k] + math.log(max(f.edge_prior[b, first + k], _TINY_PRIOR))
@@ -154,14 +154,14 @@ def _best_with_visits(f, b, visits, scores):
 
 
 @njit(cache=True)
-def _root_pick(f, b, gumbel, target_visits, c_visit, c_scale, scratch):
+def _root_pick(f, b, gumbel, target_visits, c_visit, c_scale, solver, scratch):
     """Edge offset of the root move the next simulation goes to (sequential halving).
 
     Among moves with exactly ``target_visits`` visits the best score wins; if none has (more
     simulations than scheduled, or -1), the best among the least visited.
     """
     first = f.first_edge[b, 0]
-    _root_scores(f, b, gumbel, c_visit, c_scale, scratch)
+    _root_scores(f, b, gumbel, c_visit, c_scale, solver, scratch)
     best = _best_with_visits(f, b, target_visits, scratch)
     if best >= 0:
         return best
@@ -175,26 +175,27 @@ def _root_pick(f, b, gumbel, target_visits, c_visit, c_scale, scratch):
 def select_child(f, b, node, roots, params, scratch):
     """Gumbel's choice at ``node``: sequential halving at the root, ``_interior_pick`` below."""
     if node != 0:
-        return _interior_pick(f, b, node, params.c_visit, params.c_scale, scratch)
+        return _interior_pick(f, b, node, params.c_visit, params.c_scale, params.solver, scratch)
     done = roots.simulations_done[b]
     schedule = roots.schedule
     target = schedule[roots.considered[b], done] if done < schedule.shape[1] else -1
-    return _root_pick(f, b, roots.gumbel, target, params.c_visit, params.c_scale, scratch)
+    c_visit, c_scale, solver = params.c_visit, params.c_scale, params.solver
+    return _root_pick(f, b, roots.gumbel, target, c_visit, c_scale, solver, scratch)
 
 
 @njit(cache=True)
-def _root_results(f, num_trees, gumbel, c_visit, c_scale, policy, action):
+def _root_results(f, num_trees, gumbel, c_visit, c_scale, solver, policy, action):
     """Improved policy ``softmax(logits + sigma(completed q))`` and the move to play, per tree."""
     sigma = np.empty(policy.shape[1], np.float64)
     for b in range(num_trees):
         first, count = f.first_edge[b, 0], f.num_edges[b, 0]
-        _root_scores(f, b, gumbel, c_visit, c_scale, sigma)
+        _root_scores(f, b, gumbel, c_visit, c_scale, solver, sigma)
         most = 0
         for k in range(count):
             most = max(most, f.edge_visits[b, first + k])
         best = _best_with_visits(f, b, most, sigma)  # the best score among the most visited
         action[b] = f.edge_action[b, first + best]
-        improved_policy(f, b, 0, c_visit, c_scale, sigma)
+        improved_policy(f, b, 0, c_visit, c_scale, solver, sigma)
         policy[b] = 0.0
         for k in range(count):
             policy[b, f.edge_action[b, first + k]] = sigma[k]
@@ -235,7 +236,8 @@ def choose(
     n, num_actions = visit_counts.shape
     policy = np.zeros((n, num_actions), np.float32)
     action = np.zeros(n, np.int64)
-    _root_results(f, n, roots.gumbel, config.c_visit, config.c_scale, policy, action)
+    c_visit, c_scale = config.c_visit, config.c_scale
+    _root_results(f, n, roots.gumbel, c_visit, c_scale, config.solver, policy, action)
     return policy, action
 
 

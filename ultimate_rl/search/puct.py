@@ -16,9 +16,9 @@ from ultimate_rl.search.tree import UNPROVEN, Forest, for_player
 
 
 @njit(cache=True)
-def _best_edge(f, b, node, priors, c_puct, c_base, fpu_reduction):
-    """Edge offset maximising ``Q + c * P * sqrt(N) / (1 + n)``; ``priors`` by edge offset. A
-    proven move's Q is its exact result, and a proven loss is passed over."""
+def _best_edge(f, b, node, priors, c_puct, c_base, fpu_reduction, solver):
+    """Edge offset maximising ``Q + c * P * sqrt(N) / (1 + n)``; ``priors`` by edge offset. With
+    the ``solver``, a proven move's Q is its exact result and a proven loss is passed over."""
     first = f.first_edge[b, node]
     n_parent = f.visits[b, node]
     c = c_puct + math.log((n_parent + c_base + 1.0) / c_base)
@@ -29,7 +29,7 @@ def _best_edge(f, b, node, priors, c_puct, c_base, fpu_reduction):
     for k in range(f.num_edges[b, node]):
         n = f.edge_visits[b, first + k]
         q = f.edge_value_sum[b, first + k] / n if n > 0 else fpu
-        if n > 0:  # a tried move: its child exists, maybe proven
+        if solver and n > 0:  # a tried move: its child exists, maybe proven
             proven = f.proven[b, f.edge_child[b, first + k]]
             if proven != UNPROVEN:
                 q = for_player(proven, player)
@@ -48,7 +48,8 @@ def select_child(f, b, node, roots, params, scratch):
         priors, fpu = roots.prior[b], params.root_fpu_reduction
     else:
         priors, fpu = f.edge_prior[b, f.first_edge[b, node] :], params.fpu_reduction
-    return _best_edge(f, b, node, priors, params.c_puct, params.c_puct_base, fpu)
+    c_puct, c_base, solver = params.c_puct, params.c_puct_base, params.solver
+    return _best_edge(f, b, node, priors, c_puct, c_base, fpu, solver)
 
 
 @njit(cache=True)

@@ -7,11 +7,11 @@ when the search creates them; with ``SearchConfig.solver`` the proofs also climb
 up its exact result, with no network call. The forest keeps proofs in ``proven`` (the first
 player's view, like the results backed up; ``tree.UNPROVEN`` otherwise).
 
-Child selection (``exact_result``) values a proven move at its exact result and never picks a
+With the solver, child selection values a proven move at its exact result and never picks a
 proven loss while another move is open; ``play_proven`` keeps the move played off a proven loss
 when something else is not one, plays a proven win when there is one, and makes a proven root's
-value exact. Without the solver only finished games are proven: their edges' mean values are
-already exact and no move's own play loses, so those rules change nothing there.
+value exact. Without it the search is as it was before proofs existed (finished games are
+proven, but nothing reads that): seeded runs reproduce.
 """
 
 from __future__ import annotations
@@ -80,10 +80,10 @@ def play_proven(f, num_trees, action, root_value, exact):
     ``exact[b]`` gets the root's proven result for its mover, or UNPROVEN."""
     for b in range(num_trees):
         first = f.first_edge[b, 0]
-        chosen = first
-        while f.edge_action[b, chosen] != action[b]:
-            chosen += 1
-        result = exact_result(f, b, 0, chosen)
+        result = UNPROVEN
+        for e in range(first, first + f.num_edges[b, 0]):
+            if f.edge_action[b, e] == action[b]:
+                result = exact_result(f, b, 0, e)
         better = -1
         if result != 1:
             better = _most_visited(f, b, True)
