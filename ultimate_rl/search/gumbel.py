@@ -22,10 +22,10 @@ from functools import lru_cache
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import layout
 from ultimate_rl.search.algorithm import Algorithm, Roots
 from ultimate_rl.search.config import SearchConfig
-from ultimate_rl.search.tree import UNPROVEN, Forest, for_player
+from ultimate_rl.search.solver import exact_result
+from ultimate_rl.search.tree import UNPROVEN, Forest
 
 _TINY_PRIOR = 1e-30  # floor before taking log(prior), so a zero prior stays finite
 
@@ -72,17 +72,16 @@ def completed_sigma(f, b, node, c_visit, c_scale, solver, out):
             p = f.edge_prior[b, e]
             sum_p += p
             sum_pq += p * f.edge_value_sum[b, e] / n
-    raw, player = f.raw_value[b, node], f.state[b, node, layout.PLAYER]
+    raw = f.raw_value[b, node]
     mixed = raw if sum_p <= 0.0 else (raw + sum_n * sum_pq / sum_p) / (1 + sum_n)
     lo, hi = np.inf, -np.inf
     for k in range(count):
         e = first + k
         n = f.edge_visits[b, e]
         q = f.edge_value_sum[b, e] / n if n > 0 else mixed
-        if solver and n > 0:  # a tried move: its child exists, maybe proven
-            proven = f.proven[b, f.edge_child[b, e]]
-            if proven != UNPROVEN:
-                q = for_player(proven, player)
+        exact = exact_result(f, b, node, e) if solver and n > 0 else UNPROVEN
+        if exact != UNPROVEN:
+            q = exact
         out[k] = q
         lo, hi = min(lo, q), max(hi, q)
     scale = (c_visit + max_n) * c_scale / max(hi - lo, 1e-8)
@@ -107,13 +106,6 @@ def improved_policy(f, b, node, c_visit, c_scale, solver, out):
         out[k] /= total
 
 
-@njit(cache=True, inline="always")
-def _proven_loss(f, b, edge, player):
-    """Whether move ``edge`` is proven lost for ``player`` (who moves there)."""
-    child = f.edge_child[b, edge]
-    return child >= 0 and f.proven[b, child] == for_player(-1, player)
-
-
 @njit(cache=True)
 def _interior_pick(f, b, node, c_visit, c_scale, solver, scratch):
     """Edge offset chosen at a non-root node: ``argmax(pi'(a) - N(a) / (1 + sum N))``, passing
@@ -124,11 +116,10 @@ def _interior_pick(f, b, node, c_visit, c_scale, solver, scratch):
     for k in range(count):
         sum_n += f.edge_visits[b, first + k]
     best, best_score = 0, -np.inf
-    player = f.state[b, node, layout.PLAYER]
     for k in range(count):
         e = first + k
         score = scratch[k] - f.edge_visits[b, e] / (1.0 + sum_n)
-        if score > best_score and not (solver and _proven_loss(f, b, e, player)):
+        if score > best_score and not (solver and exact_result(f, b, node, e) == -1):
             best, best_score = k, score
     return best
 

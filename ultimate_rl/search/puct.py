@@ -9,10 +9,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ultimate_rl.games import layout
 from ultimate_rl.search.algorithm import Algorithm, Roots
 from ultimate_rl.search.config import SearchConfig
-from ultimate_rl.search.tree import UNPROVEN, Forest, for_player
+from ultimate_rl.search.solver import exact_result
+from ultimate_rl.search.tree import UNPROVEN, Forest
 
 
 @njit(cache=True)
@@ -24,17 +24,16 @@ def _best_edge(f, b, node, priors, c_puct, c_base, fpu_reduction, solver):
     c = c_puct + math.log((n_parent + c_base + 1.0) / c_base)
     u_scale = c * math.sqrt(n_parent)
     fpu = f.raw_value[b, node] - fpu_reduction
-    player = f.state[b, node, layout.PLAYER]
     best, best_score = 0, -np.inf
     for k in range(f.num_edges[b, node]):
         n = f.edge_visits[b, first + k]
         q = f.edge_value_sum[b, first + k] / n if n > 0 else fpu
         if solver and n > 0:  # a tried move: its child exists, maybe proven
-            proven = f.proven[b, f.edge_child[b, first + k]]
-            if proven != UNPROVEN:
-                q = for_player(proven, player)
-                if q == -1:
-                    continue
+            exact = exact_result(f, b, node, first + k)
+            if exact == -1:
+                continue
+            if exact != UNPROVEN:
+                q = exact
         score = q + u_scale * priors[k] / (1.0 + n)
         if score > best_score:
             best, best_score = k, score

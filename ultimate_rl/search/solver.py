@@ -23,9 +23,11 @@ from ultimate_rl.games import layout
 from ultimate_rl.search.tree import UNPROVEN, Forest, for_player
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def exact_result(f, b, node, edge):
-    """The proven result for ``node``'s mover of its move ``edge`` (-1, 0, 1), or UNPROVEN."""
+    """The proven result for ``node``'s mover of its move ``edge`` (-1, 0, 1), or UNPROVEN.
+    Inlined where it is called: child selection reads it for every tried move, and a call that
+    takes the forest by value there cost PUCT ~5x its speed."""
     child = f.edge_child[b, edge]
     if child < 0 or f.proven[b, child] == UNPROVEN:
         return UNPROVEN
