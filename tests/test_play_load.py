@@ -33,3 +33,18 @@ def test_a_move_sent_before_the_page_connected_is_a_catch_up_not_a_relay() -> No
     assert load.figures.caught_up == 1 and load.figures.relay_ms == []
     load.saw(game, "seat1", 1, [40, 41, 42], opened=15.0)  # ply 1 is its own, ply 2 a relay
     assert load.figures.caught_up == 1 and len(load.figures.relay_ms) == 1
+
+
+def test_the_clients_load_the_games_kernels_before_the_pages_start(monkeypatch) -> None:
+    """A client's first move loads the game's compiled kernels (half a second): done on the
+    pages' loop, it held every page's moves back and sent them in one burst, the load's p99."""
+    calls: list[int] = []
+
+    class Recording(type(play.make("uttt"))):  # type: ignore[misc]
+        def apply(self, state, action):  # type: ignore[no-untyped-def]
+            calls.append(int(action))
+            return super().apply(state, action)
+
+    monkeypatch.setattr(play, "make", lambda name: Recording())
+    play.Load("http://127.0.0.1:1", games=1, seed=0, game_name="uttt")
+    assert len(calls) == 1  # a move applied, so its kernels are loaded, before any page runs
