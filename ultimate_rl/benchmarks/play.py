@@ -132,8 +132,7 @@ class Load:
         # the first move computed would load the game's compiled kernels (half a second on the
         # development VM) with every page's loop stopped; the moves held up by it then reached
         # the server at once, and that burst was the p99 before the restart: load them now
-        start = self.game.initial_state()
-        self.game.legal_actions(self.game.apply(start, int(self.game.legal_actions(start)[0])))
+        self.game.load_kernels()
         self.figures = Figures()
         self.games: list[LoadGame] = []
         self.restarting = False  # sends during the restart are not latency samples

@@ -170,6 +170,13 @@ class Game:
         kernels.apply(new, int(action))
         return new
 
+    def load_kernels(self) -> np.ndarray:
+        """Plays the first legal move and returns the position after it: the compiled kernels a
+        move runs are then loaded (half a second for uttt), before a server's or a load
+        client's first real move waits on them."""
+        start = self.initial_state()
+        return self.apply(start, int(self.legal_actions(start)[0]))
+
     def apply_sequence(self, actions: list[int], state: np.ndarray | None = None) -> np.ndarray:
         """Plays ``actions`` one after the other from ``state`` (default: the start)."""
         state = self.initial_state() if state is None else state

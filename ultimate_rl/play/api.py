@@ -50,8 +50,7 @@ class WebPlay:
         start or a restart (every open page reconnecting at once) wait for neither; the count
         of games read."""
         game = self.service.game
-        state = game.initial_state()
-        board_view(game, game.apply(state, int(game.legal_actions(state)[0]))).to_json()
+        board_view(game, game.load_kernels()).to_json()
         with self._lock:
             return self.service.preload()
 
