@@ -26,6 +26,7 @@ from ultimate_rl.faults import failpoint
 from ultimate_rl.nn import autocast, build_model
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import training_precision
+from ultimate_rl.nn.grow import can_grow, grown_state
 from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.weights import load_network_weights
@@ -232,14 +233,19 @@ class Learner:
         self.scaler.update()
         return terms
 
-    def init_weights(self, path: str) -> None:
+    def init_weights(self, path: str) -> ModelConfig:
         """Starts from the network at ``path`` (``train.init_from``): a training checkpoint
         (e.g. a supervised warm start) or an exported agent file (``.urla``). Its weights only;
         the optimiser and replay stay fresh. Auxiliary heads it lacks keep their initial
-        weights; any other difference is an error naming both configs and the fix."""
+        weights; a smaller network of the same kind grows into this run's (``nn.grow``); any
+        other difference is an error naming both configs and the fix. Returns the file's
+        model config."""
         checkpoint = load_network_weights(path, expected_game=self.run.game)
+        state = checkpoint.model_state
+        if can_grow(checkpoint.model_config, self.run.model):
+            state = grown_state(state, self.model)
         try:
-            missing, unexpected = self.model.load_state_dict(checkpoint.model_state, strict=False)
+            missing, unexpected = self.model.load_state_dict(state, strict=False)
         except RuntimeError as err:  # a tensor of another shape
             missing, unexpected = [str(err).splitlines()[-1].strip()], []
         wrong = [key for key in missing if not key.startswith("aux_heads.")] + unexpected
@@ -250,6 +256,7 @@ class Learner:
                 f"{model_fix(checkpoint.model_config, self.run.model)}; mismatched: {wrong[:4]}"
             )
         self.selfplay_model.load_state_dict(self.model.state_dict())
+        return checkpoint.model_config
 
     def promote(self) -> None:
         """Gating accepted the new network: self-play plays with its weights from now on."""

@@ -1,0 +1,82 @@
+"""``train.init_from`` a smaller ResNet grows it (``nn.grow``): the bigger network starts with the
+small one's outputs exactly, and every new weight learns from the first step."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import ultimate_rl
+from tests.test_init_from_agent import AGENT, random_positions, uttt_run
+from ultimate_rl.nn import make_evaluator
+from ultimate_rl.nn.config import ModelConfig
+from ultimate_rl.nn.grow import can_grow
+from ultimate_rl.selfplay.worker import SelfPlayWorker
+from ultimate_rl.train.checkpoints import RunCheckpoints
+from ultimate_rl.train.learner import Learner
+
+SHIPPED = ModelConfig(blocks=3, channels=32, board_size=9)  # the shipped agent's sizes
+GROWTHS = {
+    "deeper": ["model.blocks=5"],
+    "wider": ["model.channels=48"],
+    "every size": [
+        "model.blocks=4",
+        "model.channels=40",
+        "model.policy_channels=8",
+        "model.value_channels=4",
+        "model.value_hidden=96",
+    ],
+}
+
+
+@pytest.mark.parametrize("growth", GROWTHS)
+def test_a_grown_network_computes_the_small_ones_outputs(tmp_path: Path, capsys, growth: str):
+    run = uttt_run(f"train.init_from={AGENT}", "model=resnet_small", *GROWTHS[growth])
+    learner = Learner(run, torch.device("cpu"))
+    RunCheckpoints(tmp_path / "run", run, {}).restore(learner)  # a new run: init_from applies
+    assert "grown from 3x32" in capsys.readouterr().out
+    small = ultimate_rl.load_agent(AGENT, num_simulations=0, inference="torch").model
+    planes = torch.from_numpy(random_positions(run.game, 64))
+    learner.model.eval()
+    with torch.no_grad():
+        ours, theirs = learner.model(planes), small(planes)
+    for head in ("policy", "value"):
+        torch.testing.assert_close(ours[head], theirs[head], atol=1e-4, rtol=1e-4)
+
+
+def test_every_new_weight_learns_from_the_first_step():
+    run = uttt_run(f"train.init_from={AGENT}", "model=resnet_small", *GROWTHS["every size"])
+    learner = Learner(run, torch.device("cpu"))
+    learner.init_weights(str(AGENT))
+    worker = SelfPlayWorker(run.game, run.search, run.selfplay)
+    evaluate = make_evaluator(learner.model, "cpu", backend="torch")
+    data = worker.play(evaluate, 2, np.random.default_rng(0))
+    learner.add(data)
+    before = {k: v.clone() for k, v in learner.model.state_dict().items()}
+    learner.train_steps(1)
+    after = learner.model.state_dict()
+    zeroed = {  # each started at 0: a new unit's way into an old one, a new block's scale
+        "new channels into an old one": after["tower.0.conv2.weight"][:32, 32:],
+        "new head channels into the policy": after["policy_head.4.weight"][:, 4 * 81 :],
+        "new hidden units into the value": after["value_head.6.weight"][:, 64:],
+        "the new block's last scale": after["tower.3.bn2.weight"],
+    }
+    for what, weights in zeroed.items():
+        assert weights.abs().sum() > 0, f"{what} did not learn"
+    assert torch.equal(before["tower.3.bn2.weight"], torch.zeros(40))
+
+
+def test_only_a_smaller_network_of_the_same_kind_grows():
+    assert can_grow(SHIPPED, replace(SHIPPED, blocks=6, channels=64))
+    assert can_grow(SHIPPED, replace(SHIPPED, aux_heads=("soft_policy",), value_hidden=65))
+    assert not can_grow(SHIPPED, SHIPPED)  # nothing to grow: loaded as it is
+    assert not can_grow(SHIPPED, replace(SHIPPED, blocks=4, channels=16))  # narrower
+    assert not can_grow(SHIPPED, replace(SHIPPED, blocks=4, value_head="scalar"))
+    assert not can_grow(replace(SHIPPED, arch="mlp"), replace(SHIPPED, arch="mlp", blocks=4))
+    pooled = replace(SHIPPED, global_pooling=True)  # its bias reads [means, maxima]: depth only
+    assert can_grow(pooled, replace(pooled, blocks=4))
+    assert not can_grow(pooled, replace(pooled, channels=48))

@@ -1,0 +1,54 @@
+"""Growing a trained ResNet into a bigger one (``train.init_from`` a smaller network): more
+blocks, channels, head channels or value-head width, starting exactly where the small one is.
+
+Net2Net's idea (Chen et al., 2016) by zero padding: each of the small network's tensors is copied
+into the leading corner of the big one's; the weights from a new unit into an old one are zeroed,
+so no new channel reaches an old one; each new residual block's last batch-norm scale is zeroed,
+so the block adds nothing to its skip. The big network then computes the small one's outputs, and
+its new units learn from there: their incoming weights keep their random init, and the zeroed
+weights out of them get gradients because their activations are not zero. A bigger network can so
+continue a plateaued smaller one's training instead of starting from noise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import torch
+from torch import nn
+
+from ultimate_rl.nn.config import ModelConfig
+
+GROWABLE = ("blocks", "channels", "policy_channels", "value_channels", "value_hidden")
+"""The sizes a network can grow in; every other model setting must match."""
+
+
+def can_grow(small: ModelConfig, big: ModelConfig) -> bool:
+    """Whether ``small``'s network grows into ``big``'s: both ResNets, no size smaller, at least
+    one larger, the rest equal (auxiliary heads aside: a missing one starts fresh). A global
+    pooling bias reads [means, maxima] side by side, so those towers grow in depth only."""
+    fixed = {k: v for k, v in asdict(small).items() if k not in (*GROWABLE, "aux_heads")}
+    sizes = [(getattr(small, k), getattr(big, k)) for k in GROWABLE]
+    return (
+        small.arch == "resnet"
+        and all(getattr(big, k) == v for k, v in fixed.items())
+        and all(have <= want for have, want in sizes)
+        and any(have < want for have, want in sizes)
+        and not (small.global_pooling and big.channels != small.channels)
+    )
+
+
+def grown_state(small: dict[str, torch.Tensor], model: nn.Module) -> dict[str, torch.Tensor]:
+    """``model``'s state dict with ``small`` (a smaller network's, ``can_grow``) grown into it:
+    ``model`` then computes what the small network did (see the module doc)."""
+    state = {name: tensor.detach().clone() for name, tensor in model.state_dict().items()}
+    for name, tensor in state.items():
+        source = small.get(name)
+        if source is None:
+            if name.startswith("tower.") and name.endswith("bn2.weight"):
+                tensor.zero_()  # a new block: its residual branch starts at zero
+            continue
+        if source.dim() >= 2:  # conv and linear weights: [out, in, ...]
+            tensor[: source.shape[0], source.shape[1] :] = 0  # new inputs into old outputs
+        tensor[tuple(slice(0, n) for n in source.shape)] = source
+    return state
