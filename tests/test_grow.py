@@ -17,7 +17,9 @@ from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.grow import can_grow
 from ultimate_rl.selfplay.worker import SelfPlayWorker
 from ultimate_rl.train.checkpoints import RunCheckpoints
+from ultimate_rl.train.config import ConfigError
 from ultimate_rl.train.learner import Learner
+from ultimate_rl.train.warm_start import save_warm_start
 
 SHIPPED = ModelConfig(blocks=3, channels=32, board_size=9)  # the shipped agent's sizes
 GROWTHS = {
@@ -80,3 +82,17 @@ def test_only_a_smaller_network_of_the_same_kind_grows():
     pooled = replace(SHIPPED, global_pooling=True)  # its bias reads [means, maxima]: depth only
     assert can_grow(pooled, replace(pooled, blocks=4))
     assert not can_grow(pooled, replace(pooled, channels=48))
+
+
+def test_growing_keeps_the_small_networks_auxiliary_heads_or_says_how(tmp_path: Path):
+    aux = ("model.aux_heads=[soft_policy]", "optim.loss_weights.soft_policy=1")
+    small = Learner(uttt_run("model=resnet_small", *aux), torch.device("cpu"))
+    path = str(save_warm_start(small, tmp_path / "small.pt"))
+    without = Learner(uttt_run("model=resnet_small", "model.blocks=4"), torch.device("cpu"))
+    with pytest.raises(ConfigError, match=r"set model\.aux_heads=\[soft_policy\] to keep"):
+        without.init_weights(path)  # growing would drop the head: an error, as when not growing
+    kept = Learner(uttt_run("model=resnet_small", "model.blocks=4", *aux), torch.device("cpu"))
+    assert kept.init_weights(path) == small.run.model  # grown: the small network's config
+    head = "aux_heads.soft_policy.0.weight"
+    torch.testing.assert_close(kept.model.state_dict()[head], small.model.state_dict()[head])
+    assert Learner(small.run, torch.device("cpu")).init_weights(path) is None  # same size

@@ -33,7 +33,6 @@ from ultimate_rl.nn import (
     save_checkpoint,
 )
 from ultimate_rl.nn.atomic import remove_stale_temp_files
-from ultimate_rl.nn.grow import can_grow
 from ultimate_rl.train.config import RunConfig, TrainSection
 from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.logs import write_json
@@ -64,12 +63,8 @@ class RunCheckpoints:
             tqdm.write(f"removed {leftover}: the temp file of a save that a kill interrupted")
         if not has_checkpoint(self.run_dir):
             if self.run.train.init_from:
-                source = learner.init_weights(self.run.train.init_from)
-                grown = (
-                    f", grown from {source.blocks}x{source.channels}"
-                    if can_grow(source, self.run.model)
-                    else ""
-                )
+                small = learner.init_weights(self.run.train.init_from)
+                grown = f", grown from {small.blocks}x{small.channels}" if small else ""
                 tqdm.write(f"starting from the weights of {self.run.train.init_from}{grown}")
             return
         try:

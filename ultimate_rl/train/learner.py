@@ -111,8 +111,13 @@ def channels_last(batch: Batch) -> Batch:
 
 def model_fix(source: ModelConfig, target: ModelConfig) -> str:
     """How to make a run's ``model`` config build ``source``'s network: the preset that matches
-    it (``train.presets.PRESETS["model"]``), if one does, and the keys that differ."""
-    keep = ("aux_heads",)  # a run may add auxiliary heads to a warm-started network
+    it (``train.presets.PRESETS["model"]``), if one does, and the keys that differ; first, any
+    auxiliary head of ``source``'s that ``target`` lacks (a run may add heads, not drop them)."""
+    dropped = [head for head in source.aux_heads if head not in target.aux_heads]
+    if dropped:
+        heads = _override([*target.aux_heads, *dropped])
+        return f"set model.aux_heads={heads} to keep its auxiliary heads"
+    keep = ("aux_heads",)
     wanted = {k: v for k, v in source.to_dict().items() if k not in keep}
     have = {k: v for k, v in target.to_dict().items() if k not in keep}
     keys = " ".join(f"model.{k}={_override(v)}" for k, v in wanted.items() if have.get(k) != v)
@@ -233,22 +238,26 @@ class Learner:
         self.scaler.update()
         return terms
 
-    def init_weights(self, path: str) -> ModelConfig:
+    def init_weights(self, path: str) -> ModelConfig | None:
         """Starts from the network at ``path`` (``train.init_from``): a training checkpoint
         (e.g. a supervised warm start) or an exported agent file (``.urla``). Its weights only;
         the optimiser and replay stay fresh. Auxiliary heads it lacks keep their initial
         weights; a smaller network of the same kind grows into this run's (``nn.grow``); any
-        other difference is an error naming both configs and the fix. Returns the file's
-        model config."""
+        other difference (an auxiliary head of its that this run lacks, too) is an error naming
+        both configs and the fix. Returns the file's model config when it grew, else None."""
         checkpoint = load_network_weights(path, expected_game=self.run.game)
         state = checkpoint.model_state
-        if can_grow(checkpoint.model_config, self.run.model):
+        grew = can_grow(checkpoint.model_config, self.run.model)
+        unexpected = []
+        if grew:
+            ours = self.model.state_dict()
+            unexpected = [key for key in state if key not in ours]  # growing keeps none of them
             state = grown_state(state, self.model)
         try:
-            missing, unexpected = self.model.load_state_dict(state, strict=False)
+            missing, dropped = self.model.load_state_dict(state, strict=False)
         except RuntimeError as err:  # a tensor of another shape
-            missing, unexpected = [str(err).splitlines()[-1].strip()], []
-        wrong = [key for key in missing if not key.startswith("aux_heads.")] + unexpected
+            missing, dropped = [str(err).splitlines()[-1].strip()], []
+        wrong = [key for key in missing if not key.startswith("aux_heads.")] + unexpected + dropped
         if wrong:
             raise ConfigError(
                 f"train.init_from={path}: its network ({checkpoint.model_config}) does not fit "
@@ -256,7 +265,7 @@ class Learner:
                 f"{model_fix(checkpoint.model_config, self.run.model)}; mismatched: {wrong[:4]}"
             )
         self.selfplay_model.load_state_dict(self.model.state_dict())
-        return checkpoint.model_config
+        return checkpoint.model_config if grew else None
 
     def promote(self) -> None:
         """Gating accepted the new network: self-play plays with its weights from now on."""
