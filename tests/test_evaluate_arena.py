@@ -173,6 +173,24 @@ def test_a_record_file_of_another_match_is_refused(ttt: Game, tmp_path: Path) ->
         match(ttt, "random", "first", path, num_games=2, seed=99)
 
 
+def test_games_of_a_network_file_replaced_since_are_not_reused(ttt: Game, tmp_path: Path) -> None:
+    weights, path = tmp_path / "agent.urla", tmp_path / "match.jsonl"
+    player = f"first:path={weights},label=agent"
+    weights.write_bytes(b"the old weights")
+    match(ttt, "random", player, path, num_games=2)
+    BUILT.clear()
+    assert match(ttt, "random", player, path, num_games=2).num_games == 2
+    assert len(BUILT) == 2  # the same bytes: both games reused, none played
+    weights.write_bytes(b"the new weights")  # e.g. a new agent exported over the shipped one
+    with pytest.raises(EvaluationError, match="other weights"):
+        match(ttt, "random", player, path, num_games=2)
+    lines = path.read_text().splitlines()  # a record from before the digests: matched by path
+    header = json.loads(lines[0])
+    del header["weights"]
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    assert match(ttt, "random", player, path, num_games=2).num_games == 2
+
+
 def test_bad_specs_fail_before_any_game(ttt: Game, tmp_path: Path) -> None:
     path = tmp_path / "match.jsonl"
     with pytest.raises(EvaluationError, match="unknown agent 'nope'"):

@@ -34,7 +34,13 @@ from tqdm import tqdm
 from ultimate_rl.agents.match import IllegalMoveError, one_by_one, play_games
 from ultimate_rl.evaluate.distributed import play_on_ray
 from ultimate_rl.evaluate.elo import Z95, elo_difference
-from ultimate_rl.evaluate.records import RECORD_FORMAT, GameRecord, RecordWriter, load_records
+from ultimate_rl.evaluate.records import (
+    RECORD_FORMAT,
+    GameRecord,
+    RecordWriter,
+    load_records,
+    weights_digests,
+)
 from ultimate_rl.evaluate.specs import (
     Agent,
     AgentFactory,
@@ -380,4 +386,5 @@ def _header(game: Game, a: AgentSpec, b: AgentSpec, config: MatchConfig) -> dict
         "opening_plies": config.opening_plies,
         "seed": config.seed,
         "time_per_move": config.time_per_move,
+        **weights_digests(a, b),
     }

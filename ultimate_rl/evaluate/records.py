@@ -6,15 +6,18 @@ partial last line, left by a killed run, is dropped.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ultimate_rl.evaluate.elo import RatedGame
-from ultimate_rl.evaluate.specs import EvaluationError
+from ultimate_rl.evaluate.specs import AgentSpec, EvaluationError
 
 RECORD_FORMAT = 1
+WEIGHTS = "weights"  # the header's digests of the players' network files, by label
+WEIGHT_OPTIONS = ("path", "checkpoint")  # the agent options that name a network file
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,17 @@ def load_records(path: Path, header: dict[str, Any]) -> list[GameRecord]:
         entries = [json.loads(line) for line in complete if line]
     except json.JSONDecodeError as err:
         raise EvaluationError(f"{path} is not a game record file ({err}); move it away") from None
-    if not entries or comparable(entries[0]) != comparable(header):
+    stored = entries[0] if entries else {}
+    if WEIGHTS not in stored:  # written before the digests: matched by the paths alone, as then
+        header = _without_weights(header)
+    same_players = comparable(_without_weights(stored)) == comparable(_without_weights(header))
+    if same_players and stored.get(WEIGHTS) != header.get(WEIGHTS):
+        raise EvaluationError(
+            f"{path} holds games of other weights (digests {stored[WEIGHTS]}, now "
+            f"{header.get(WEIGHTS)}): a network file changed since they were played. Use "
+            "another output folder, or delete the file to play the match again."
+        )
+    if not same_players:
         raise EvaluationError(
             f"{path} holds another match (header {entries[0] if entries else None}); "
             f"this match is {header}. Use another output folder or delete the file."
@@ -72,6 +85,23 @@ def load_records(path: Path, header: dict[str, Any]) -> list[GameRecord]:
 
 def comparable(header: dict[str, Any]) -> str:
     return json.dumps(header, sort_keys=True)
+
+
+def _without_weights(header: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in header.items() if k != WEIGHTS}
+
+
+def weights_digests(*specs: AgentSpec) -> dict[str, Any]:
+    """``{"weights": {label: sha256 prefix}}`` of the players that load a network file (empty
+    when none does): games of a file's old weights are then not reused once it is replaced at
+    the same path, as happens when a new agent is exported over the shipped one."""
+    digests = {}
+    for spec in specs:
+        for key in WEIGHT_OPTIONS:
+            value = spec.kwargs.get(key)
+            if isinstance(value, str) and Path(value).is_file():
+                digests[spec.label] = hashlib.sha256(Path(value).read_bytes()).hexdigest()[:16]
+    return {WEIGHTS: digests} if digests else {}
 
 
 class RecordWriter:
