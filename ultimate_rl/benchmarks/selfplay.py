@@ -20,7 +20,8 @@ Figures:
   simulations the old way (one leaf per call, onnxruntime float32, no early stop);
   ``agent_speedup``: their ratio.
 - ``agent_default_move_s_mean`` / ``_max``: the shipped agent at the search its file stores (what
-  a player meets: "at most one second per move" reads the max), over whole games.
+  a player meets: "at most one second per move" reads the max), over whole games against
+  itself (``agent_games`` in ``configs/bench.yaml``: 2, or 20 for issue 28's slowest move).
 - ``train_samples_per_s``: positions per second through the optimiser, augmentation included,
   at the preset's ``train.precision`` (auto: bf16 on CUDA and on CPUs with AMX);
   ``train_samples_per_s_fp32``: the same learner in float32, measured alternately in the same
@@ -64,7 +65,7 @@ REAL_GAMES_FILE = "uct-10000__vs__uct-100000.jsonl"
 NUMERICS_POSITIONS = 1000
 BASELINE_SIMULATIONS = 1600  # the shipped agent's search before batched leaves and time budgets
 AGENT_POSITIONS = 6
-AGENT_GAMES = 2
+AGENT_GAMES = 2  # bench.yaml's agent_games: whole games timed; issue 28's figure reads 20
 
 
 def run(cfg: Any) -> dict[str, float | str]:
@@ -103,7 +104,7 @@ def run(cfg: Any) -> dict[str, float | str]:
         **path_numerics(network, game),
         **refresh_ms(network, game),
         **agent_simulation_rates(game),
-        **agent_default_move_seconds(game),
+        **agent_default_move_seconds(game, int(cfg.get("agent_games", AGENT_GAMES))),
     }
     fp32 = Learner(check_config(compose_train_config([*overrides, "train.precision=fp32"])), cpu)
     figures.update(train_rates({"": learner, "_fp32": fp32}, data, seconds))
@@ -218,9 +219,9 @@ def agent_simulation_rates(game: Game) -> dict[str, float | str]:
     return rates
 
 
-def agent_default_move_seconds(game: Game) -> dict[str, float]:
+def agent_default_move_seconds(game: Game, games: int) -> dict[str, float]:
     """Mean and slowest seconds per move of the shipped agent at its file's own defaults, over
-    ``AGENT_GAMES`` games against itself from random 2-move openings, one at a time (each side
+    ``games`` games against itself from random 2-move openings, one at a time (each side
     its own agent and tree, as in a match); the agent warms up when it loads, so every move
     counts."""
     sides = (
@@ -229,7 +230,7 @@ def agent_default_move_seconds(game: Game) -> dict[str, float]:
     )
     rng = np.random.default_rng(0)
     times = []
-    for _ in range(AGENT_GAMES):
+    for _ in range(games):
         start = game.apply_sequence(random_opening(game, 2, rng, "redraw"))
         times += play_games(game, sides, [start], np.zeros(1, int)).seconds[0]
     return {
