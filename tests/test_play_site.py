@@ -239,7 +239,7 @@ def test_uttt_levels_carry_the_shipped_calibration() -> None:
     measured = {p["name"]: round(p["elo"]) for p in report["ratings"]["players"]}
     levels = {level.name: level for level in default_levels(make("uttt"))}
     assert {n: round(lv.rating) for n, lv in levels.items() if lv.rating} == measured
-    expected = {"uct-1000": 1000, "uct-10000": 1434, "uct-100000": 1769, "uttt_agent": 1827}
+    expected = {"uct-1000": 1000, "uct-10000": 1442, "uct-100000": 1779, "uttt_agent": 1868}
     assert measured == expected
     assert levels["uct-100000"].options == {"num_simulations": 100000}
     assert Path(levels["uttt_agent"].options["path"]).is_file()

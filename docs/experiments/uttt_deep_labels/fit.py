@@ -3,7 +3,7 @@ with the search's visit distribution, and the value's squared error to the searc
 
     python fit.py LABEL_DIR AGENT.urla...
 
-Measured on 8,000 labels (the last chunks written).
+Measured on up to 8,000 labels of the last 16 chunks written.
 """
 
 from __future__ import annotations
