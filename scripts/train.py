@@ -52,9 +52,12 @@ def main(cfg: DictConfig) -> None:
     except (RunFolderError, CheckpointError) as err:  # a damaged, held or unwritable run folder
         print(f"error: {err}", file=sys.stderr)
         sys.exit(1)
+    # perfect play is measured only against an exact solver: say it only where one is asked for
+    solved = cfg.train.stop_when_perfect or "perfect" in cfg.eval.opponents
+    perfect = f", perfect={summary['perfect']}" if solved else ""
     print(
         f"run folder: {run_dir}  (iterations {summary['iterations']}, "
-        f"{summary['minutes']:.1f} min, perfect={summary['perfect']})"
+        f"{summary['minutes']:.1f} min{perfect})"
     )
 
 
