@@ -68,17 +68,16 @@ def load_records(path: Path, header: dict[str, Any]) -> list[GameRecord]:
     stored = entries[0] if entries else {}
     if WEIGHTS not in stored:  # written before the digests: matched by the paths alone, as then
         header = _without_weights(header)
-    same_players = comparable(_without_weights(stored)) == comparable(_without_weights(header))
-    if same_players and stored.get(WEIGHTS) != header.get(WEIGHTS):
+    if comparable(_without_weights(stored)) != comparable(_without_weights(header)):
+        raise EvaluationError(
+            f"{path} holds another match (header {entries[0] if entries else None}); "
+            f"this match is {header}. Use another output folder or delete the file."
+        )
+    if stored.get(WEIGHTS) != header.get(WEIGHTS):
         raise EvaluationError(
             f"{path} holds games of other weights (digests {stored[WEIGHTS]}, now "
             f"{header.get(WEIGHTS)}): a network file changed since they were played. Use "
             "another output folder, or delete the file to play the match again."
-        )
-    if not same_players:
-        raise EvaluationError(
-            f"{path} holds another match (header {entries[0] if entries else None}); "
-            f"this match is {header}. Use another output folder or delete the file."
         )
     return [GameRecord.from_dict(e) for e in entries[1:] if e.get("type") == "game"]
 

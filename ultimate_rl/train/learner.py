@@ -250,9 +250,9 @@ class Learner:
         grew = can_grow(checkpoint.model_config, self.run.model)
         unexpected = []
         if grew:
-            ours = self.model.state_dict()
-            unexpected = [key for key in state if key not in ours]  # growing keeps none of them
-            state = grown_state(state, self.model)
+            grown = grown_state(state, self.model)
+            unexpected = [key for key in state if key not in grown]  # growing keeps none of them
+            state = grown
         try:
             missing, dropped = self.model.load_state_dict(state, strict=False)
         except RuntimeError as err:  # a tensor of another shape
