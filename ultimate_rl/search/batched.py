@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ultimate_rl.games import layout
+from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.search import solver, tree
 from ultimate_rl.search.algorithm import Settled
@@ -131,6 +131,8 @@ class BatchedSearch:
         states = self._check_states(states)
         n = len(states)
         temperatures = self._check_temperature(temperature, n)
+        if cfg.rollouts:  # the playouts draw from numba's generator: seeded from ours
+            kernels.seed(int(self._rng.integers(2**31 - 1)))
         self._forest = tree.with_room(self._forest, 1, self.num_actions)
         pending = start_roots(self._forest, states, self._reuse, self._leaves)
         self._evaluate_and_expand(pending, evaluate)
@@ -205,9 +207,7 @@ class BatchedSearch:
             return
         planes, masks = self._leaves.planes[:pending], self._leaves.masks[:pending]
         logits, values = self._check_evaluation(evaluate(planes, masks), masks)
-        expand_leaves(
-            self._forest, self._leaves, pending, logits, values, self._params.virtual_loss
-        )
+        expand_leaves(self._forest, self._leaves, pending, logits, values, self._params)
 
     # --- input checks ----------------------------------------------------------------------------
     def _check_index(self, i: int) -> None:

@@ -59,6 +59,15 @@ class SearchConfig:
     that wins by force, a position lost whatever is played), a proven position is no longer
     searched, and a proven loss is never played while another move is open
     (``search/solver.py``)."""
+    rollouts: int = 0
+    """Playouts run from each new leaf (the game's ``random_playout`` kernel, a few microseconds
+    each), their mean result mixed into the network's value by ``rollout_weight``: AlphaGo's
+    mixed leaf value, which corrects the network where a tactic decides and a playout to the
+    end sees it. 0: the network's value alone (the search as it was)."""
+    rollout_weight: float = 0.5
+    """With ``rollouts``: lambda in ``(1 - lambda) * v_network + lambda * mean(playouts)``, the
+    value a new leaf backs up (1: the playouts alone). Finished games and proofs keep their
+    exact value."""
     virtual_loss: float = 1.0
     """With ``leaves_per_tree > 1``: the loss a pending leaf's path counts, so the other
     descents of that call go elsewhere."""
@@ -86,6 +95,17 @@ class SearchConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 raise SearchError(f"{name} must be a finite number >= 0, got {value!r}")
+        if isinstance(self.rollouts, bool) or not isinstance(self.rollouts, int | np.integer):
+            raise SearchError(
+                f"rollouts must be an int (playouts per new leaf), got {self.rollouts!r}"
+            )
+        if self.rollouts < 0:
+            raise SearchError(f"rollouts must be >= 0 (0: no playouts), got {self.rollouts}")
+        if not 0 <= self.rollout_weight <= 1:
+            raise SearchError(
+                f"rollout_weight must be in [0, 1] (the playouts' share of a leaf's value), "
+                f"got {self.rollout_weight!r}"
+            )
         if not 0 <= self.dirichlet_fraction <= 1:
             raise SearchError(f"dirichlet_fraction must be in [0, 1]: {self.dirichlet_fraction}")
 
@@ -114,6 +134,8 @@ class SearchParams(NamedTuple):
     c_visit: float
     c_scale: float
     solver: bool
+    rollouts: int  # playouts per new leaf (0: none)
+    rollout_weight: float  # their share of the leaf's value
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> SearchParams:
@@ -128,6 +150,8 @@ class SearchParams(NamedTuple):
             c_visit=float(config.c_visit),
             c_scale=float(config.c_scale),
             solver=bool(config.solver),
+            rollouts=int(config.rollouts),
+            rollout_weight=float(config.rollout_weight),
         )
 
 

@@ -181,9 +181,21 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
 
 
 @njit(cache=True)
-def expand_leaves(f, leaves, count, logits, values, virtual_loss):
-    """Gives each pending leaf its legal moves with softmax priors and backs its value up."""
+def _playout_mean(state, count):
+    """The mean first-player result of ``count`` playouts from ``state`` (the game's kernel)."""
+    total = 0.0
+    for _ in range(count):
+        total += kernels.random_playout(state)
+    return total / count
+
+
+@njit(cache=True)
+def expand_leaves(f, leaves, count, logits, values, params):
+    """Gives each pending leaf its legal moves with softmax priors and backs its value up: the
+    network's, or with ``params.rollouts`` its mix with the leaf's playouts (``raw_value`` keeps
+    the mix too, so first-play urgency and Gumbel's completed values start from it)."""
     masks = leaves.masks
+    weight = params.rollout_weight
     for i in range(count):
         b, node = leaves.tree[i], leaves.node[i]
         top = -np.inf
@@ -208,6 +220,9 @@ def expand_leaves(f, leaves, count, logits, values, virtual_loss):
         f.first_edge[b, node] = first
         f.num_edges[b, node] = k
         f.edge_count[b] = first + k
-        f.raw_value[b, node] = values[i]
-        result = for_player(values[i], f.state[b, node, layout.PLAYER])
-        _backup(f, b, node, result, virtual_loss)
+        result = for_player(values[i], f.state[b, node, layout.PLAYER])  # first player's view
+        if params.rollouts > 0:
+            playouts = _playout_mean(f.state[b, node], params.rollouts)
+            result = (1.0 - weight) * result + weight * playouts
+        f.raw_value[b, node] = for_player(result, f.state[b, node, layout.PLAYER])
+        _backup(f, b, node, result, params.virtual_loss)

@@ -31,7 +31,7 @@ class Forest(NamedTuple):
     parent_edge: np.ndarray  # [B, N] int32
     visits: np.ndarray  # [B, N] int32, virtual visits included while a step runs
     value_sum: np.ndarray  # [B, N] float64, view of the player to move at the node
-    raw_value: np.ndarray  # [B, N] float32, the network's value there
+    raw_value: np.ndarray  # [B, N] float32, the leaf's value there (network, mixed with playouts)
     proven: np.ndarray  # [B, N] int8, the exact result for the first player, or UNPROVEN
     edge_action: np.ndarray  # [B, E] int32
     edge_prior: np.ndarray  # [B, E] float32
