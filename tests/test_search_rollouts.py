@@ -8,6 +8,7 @@ import pytest
 
 from ultimate_rl.games import GAMES, make
 from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchError
+from ultimate_rl.search.config import ROLLOUT_POLICIES
 
 
 def _constant_value(value: float):
@@ -39,10 +40,13 @@ def _last_move_wins(game, mover: int, seed: int = 0) -> np.ndarray:
     [({}, 0), ({"size": 4, "k": 4}, 1)],  # 3x3: X has the last move; 4x4: O has it
 )
 @pytest.mark.parametrize("weight", [0.25, 1.0])
-def test_a_new_leaf_backs_up_the_mix_of_network_and_playouts(options, mover, weight):
+@pytest.mark.parametrize("policy", ROLLOUT_POLICIES)
+def test_a_new_leaf_backs_up_the_mix_of_network_and_playouts(options, mover, weight, policy):
     game = make("tictactoe", **options)
     state = _last_move_wins(game, mover)
-    config = SearchConfig(num_simulations=1, rollouts=8, rollout_weight=weight)
+    config = SearchConfig(
+        num_simulations=1, rollouts=8, rollout_weight=weight, rollout_policy=policy
+    )
     searcher = BatchedSearch(game, 1, config, seed=0)
     searcher.search(state[None], _constant_value(-0.5), add_noise=False)
     # the root was a new leaf: the network says -0.5 for the mover, every playout +1
@@ -91,12 +95,15 @@ def test_finished_games_keep_their_exact_value():
     assert out.action[0] == 2 and out.q_values[0, 2] == 1.0
 
 
+@pytest.mark.parametrize("policy", ROLLOUT_POLICIES)
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @pytest.mark.parametrize("name", sorted(GAMES))
-def test_every_game_and_algorithm_searches_with_rollouts(name, algorithm):
+def test_every_game_and_algorithm_searches_with_rollouts(name, algorithm, policy):
     game = make(name)
     states = np.stack([game.initial_state()] * 2)
-    config = SearchConfig(algorithm=algorithm, num_simulations=32, rollouts=2)
+    config = SearchConfig(
+        algorithm=algorithm, num_simulations=32, rollouts=2, rollout_policy=policy
+    )
     out = BatchedSearch(game, 2, config, seed=0).search(states, _constant_value(0.0), False)
     assert (out.simulations == 32).all()
     assert np.isfinite(out.root_value).all() and (np.abs(out.root_value) <= 1).all()
@@ -111,6 +118,7 @@ def test_every_game_and_algorithm_searches_with_rollouts(name, algorithm):
         ({"rollouts": True}, "rollouts must be an int"),
         ({"rollout_weight": 1.5}, "rollout_weight must be in"),
         ({"rollout_weight": float("nan")}, "rollout_weight must be in"),
+        ({"rollout_policy": "smart"}, "rollout_policy must be one of"),
     ],
 )
 def test_bad_rollout_options_raise(options, message):

@@ -385,3 +385,62 @@ def test_random_playout_matches_random_games(game: UltimateTicTacToe) -> None:
     chi2 = ((counts - expected) ** 2 / expected).sum()
     assert chi2 < 13.8, counts
     assert counts[:, 1].min() > 0  # draws do happen in random play
+
+
+# --- the guided playout (the search's search.rollout_policy=guided) ------------------------------
+
+
+def _guided_moves(state: np.ndarray, draws: int = 200) -> set[int]:
+    """The guided policy's moves in ``state`` over ``draws`` random words."""
+    cells = np.zeros((3, 9), np.int64)
+    moves, rng = set(), np.random.default_rng(0)
+    for _ in range(draws):
+        x = np.uint64(rng.integers(1, 2**64, dtype=np.uint64))
+        player, forced, closed = (int(state[i]) for i in (layout.PLAYER, ku.FORCED, ku.CLOSED))
+        moves.add(ku._guided_move(state, player, forced, closed, x, cells))
+    return moves
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_guided_playout_takes_a_game_winning_move(game: UltimateTicTacToe, player: int) -> None:
+    # the mover owns boards 0 and 1; board 2, the last open one, has five free cells, one winning
+    line = [0, 1, 2]
+    mover = {0: line, 1: line, 2: [0, 1], 4: DRAWN_X, 5: DRAWN_X, 6: DRAWN_X, 8: DRAWN_X}
+    other = {2: [3, 4], 3: line, 7: line, 4: DRAWN_O, 5: DRAWN_O, 6: DRAWN_O, 8: DRAWN_O}
+    x, o = (mover, other) if player == 0 else (other, mover)
+    state = position(x, o, player=player, forced=2)
+    assert len(game.legal_actions(state)) == 5
+    assert _guided_moves(state) == {9 * 2 + 2}
+    kernels.seed(5)
+    expected = 1.0 if player == 0 else -1.0
+    assert {kernels.guided_playout(state) for _ in range(100)} == {expected}
+    assert len({kernels.random_playout(state) for _ in range(100)}) > 1  # random ones miss it
+
+
+def test_guided_move_wins_a_small_board_else_keeps_the_opponent_sent(game) -> None:
+    # X to move in board 4 holding 0 and 1 there: cell 2 wins the board
+    state = position({4: [0, 1], 0: [4]}, {4: [4, 8], 2: [0]}, player=0, forced=4)
+    assert _guided_moves(state) == {9 * 4 + 2}
+    # no board to win; board 3 is closed, so cell 3 of board 0 would give O a free choice
+    state = position({0: [0, 2, 7], 3: DRAWN_X}, {0: [1, 4, 6, 8], 3: DRAWN_O}, 0, forced=0)
+    assert game.legal_actions(state).tolist() == [3, 5]
+    assert _guided_moves(state) == {5}
+    # every free cell gives a free choice: any of them
+    state = position(
+        {0: [0, 2, 7], 3: DRAWN_X, 5: DRAWN_X},
+        {0: [1, 4, 6, 8], 3: DRAWN_O, 5: DRAWN_O},
+        0,
+        forced=0,
+    )
+    assert _guided_moves(state) == {3, 5}
+
+
+def test_guided_playout_leaves_input_and_is_seeded() -> None:
+    state = ku.initial_state()
+    before = state.copy()
+    kernels.seed(123)
+    first = [kernels.guided_playout(state) for _ in range(50)]
+    kernels.seed(123)
+    assert [kernels.guided_playout(state) for _ in range(50)] == first
+    assert np.array_equal(state, before)
+    assert set(first) <= {-1.0, 0.0, 1.0} and len(set(first)) > 1

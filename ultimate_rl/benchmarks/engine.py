@@ -11,22 +11,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from numba import njit
 
 from ultimate_rl import games
 from ultimate_rl.envs import BoardGameEnv, BoardGameVectorEnv
 from ultimate_rl.games import kernels
 
 VECTOR_BOARDS = 256
-
-
-@njit(cache=True)
-def _playouts(state: np.ndarray, count: int) -> float:
-    """Plays ``count`` random games from ``state``; returns the summed result (keeps them live)."""
-    total = 0.0
-    for _ in range(count):
-        total += kernels.random_playout(state)
-    return total
 
 
 def measure(work: Callable[[int], None], seconds: float, batch: int) -> float:
@@ -40,10 +30,11 @@ def measure(work: Callable[[int], None], seconds: float, batch: int) -> float:
     return done / elapsed
 
 
-def playouts_per_s(name: str, seconds: float) -> float:
+def playouts_per_s(name: str, seconds: float, guided: bool = False) -> float:
+    """Random playouts (or the game's guided ones) per second from the start position."""
     state = games.make(name).initial_state()  # each game with its default options
     kernels.seed(0)
-    return measure(lambda count: _playouts(state, count), seconds, batch=2000)
+    return measure(lambda count: kernels.playouts(state, count, guided), seconds, batch=2000)
 
 
 def env_steps_per_s(seconds: float) -> float:
@@ -82,9 +73,10 @@ def run(cfg: Any) -> dict[str, float]:
     seconds = float(cfg.seconds)
     if seconds <= 0:
         raise ValueError(f"seconds must be positive, got {seconds}")
-    figures = {
-        f"{name}_random_playouts_per_s": playouts_per_s(name, seconds) for name in games.GAMES
-    }
+    figures = {}
+    for name in games.GAMES:  # a game without a guided playout of its own plays random ones
+        figures[f"{name}_random_playouts_per_s"] = playouts_per_s(name, seconds)
+        figures[f"{name}_guided_playouts_per_s"] = playouts_per_s(name, seconds, guided=True)
     figures["uttt_env_steps_per_s"] = env_steps_per_s(seconds)
     figures["uttt_vector_env_steps_per_s"] = vector_env_steps_per_s(seconds)
     return figures

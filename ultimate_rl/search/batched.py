@@ -131,11 +131,7 @@ class BatchedSearch:
         states = self._check_states(states)
         n = len(states)
         temperatures = self._check_temperature(temperature, n)
-        if cfg.rollouts:  # the playouts draw from numba's generator: seeded from ours
-            kernels.seed(int(self._rng.integers(2**31 - 1)))
-        self._forest = tree.with_room(self._forest, 1, self.num_actions)
-        pending = start_roots(self._forest, states, self._reuse, self._leaves)
-        self._evaluate_and_expand(pending, evaluate)
+        self._start_roots(states, evaluate)
         roots = self._algorithm.make_roots(
             self._forest, n, self.num_actions, cfg, add_noise, num_simulations, self._rng
         )
@@ -182,6 +178,14 @@ class BatchedSearch:
         return SearchOutput(
             policy, visit_counts, root_value, action, q_values, prior, simulations, exact
         )
+
+    def _start_roots(self, states: np.ndarray, evaluate: Evaluator) -> None:
+        """Roots for ``states``: kept subtrees, or new roots evaluated by the network."""
+        if self.config.rollouts:  # the playouts draw from numba's generator: seeded from ours
+            kernels.seed(int(self._rng.integers(2**31 - 1)))
+        self._forest = tree.with_room(self._forest, 1, self.num_actions)
+        pending = start_roots(self._forest, states, self._reuse, self._leaves)
+        self._evaluate_and_expand(pending, evaluate)
 
     def _settled(
         self,

@@ -13,6 +13,10 @@ ALGORITHMS = ("puct", "gumbel")
 from this list); ``SearchParams.algorithm`` is an index into it."""
 
 
+ROLLOUT_POLICIES = ("random", "guided")
+"""How the search's playouts choose moves (``SearchConfig.rollout_policy``)."""
+
+
 class SearchError(ValueError):
     """Bad search input or a misbehaving evaluator."""
 
@@ -68,6 +72,10 @@ class SearchConfig:
     """With ``rollouts``: lambda in ``(1 - lambda) * v_network + lambda * mean(playouts)``, the
     value a new leaf backs up (1: the playouts alone). Finished games and proofs keep their
     exact value."""
+    rollout_policy: str = "random"
+    """With ``rollouts``: ``random`` (uniform moves, the game's ``random_playout``) or
+    ``guided`` (the game's own playout policy, ``guided_playout``, where it has one: for uttt
+    wins taken and free choices of board not given away; other games play random ones)."""
     virtual_loss: float = 1.0
     """With ``leaves_per_tree > 1``: the loss a pending leaf's path counts, so the other
     descents of that call go elsewhere."""
@@ -101,6 +109,10 @@ class SearchConfig:
             )
         if self.rollouts < 0:
             raise SearchError(f"rollouts must be >= 0 (0: no playouts), got {self.rollouts}")
+        if self.rollout_policy not in ROLLOUT_POLICIES:
+            raise SearchError(
+                f"rollout_policy must be one of {ROLLOUT_POLICIES}, got {self.rollout_policy!r}"
+            )
         if not 0 <= self.rollout_weight <= 1:
             raise SearchError(
                 f"rollout_weight must be in [0, 1] (the playouts' share of a leaf's value), "
@@ -136,6 +148,7 @@ class SearchParams(NamedTuple):
     solver: bool
     rollouts: int  # playouts per new leaf (0: none)
     rollout_weight: float  # their share of the leaf's value
+    guided_rollouts: bool  # the game's guided playout policy instead of random moves
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> SearchParams:
@@ -152,6 +165,7 @@ class SearchParams(NamedTuple):
             solver=bool(config.solver),
             rollouts=int(config.rollouts),
             rollout_weight=float(config.rollout_weight),
+            guided_rollouts=config.rollout_policy == "guided",
         )
 
 

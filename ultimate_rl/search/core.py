@@ -181,15 +181,6 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
 
 
 @njit(cache=True)
-def _playout_mean(state, count):
-    """The mean first-player result of ``count`` playouts from ``state`` (the game's kernel)."""
-    total = 0.0
-    for _ in range(count):
-        total += kernels.random_playout(state)
-    return total / count
-
-
-@njit(cache=True)
 def expand_leaves(f, leaves, count, logits, values, params):
     """Gives each pending leaf its legal moves with softmax priors and backs its value up: the
     network's, or with ``params.rollouts`` its mix with the leaf's playouts (``raw_value`` keeps
@@ -222,7 +213,7 @@ def expand_leaves(f, leaves, count, logits, values, params):
         f.edge_count[b] = first + k
         result = for_player(values[i], f.state[b, node, layout.PLAYER])  # first player's view
         if params.rollouts > 0:
-            playouts = _playout_mean(f.state[b, node], params.rollouts)
-            result = (1.0 - weight) * result + weight * playouts
+            total = kernels.playouts(f.state[b, node], params.rollouts, params.guided_rollouts)
+            result = (1.0 - weight) * result + weight * total / params.rollouts
         f.raw_value[b, node] = for_player(result, f.state[b, node, layout.PLAYER])
         _backup(f, b, node, result, params.virtual_loss)

@@ -12,7 +12,9 @@ and its ``GAME_ID``:
 - ``num_actions(state) -> int``.
 
 A game module may also provide ``random_playout(state) -> float``, a fast path for the UCT
-baseline's hot loop (``uttt`` has a bitboard one); the others use the generic one here.
+baseline's hot loop (``uttt`` has a bitboard one; the others use the generic one here), and
+``guided_playout(state) -> float``, its own stronger playout policy for the network search's
+mixed leaf values (``search.rollout_policy=guided``; without one, the random playout).
 Adding a game's kernels is a module like these; nothing here names a game.
 
 All of them take a 1-D int32 state of ``layout.STATE_LEN`` entries.
@@ -41,6 +43,7 @@ class GameKernels(NamedTuple):
     apply: CPUDispatcher
     encode: CPUDispatcher
     random_playout: CPUDispatcher
+    guided_playout: CPUDispatcher
 
 
 @njit(cache=True)
@@ -86,6 +89,27 @@ def random_playout(state: np.ndarray) -> float:
 
 
 @njit(cache=True)
+def guided_playout(state: np.ndarray) -> float:
+    """The game's own playout policy from a COPY of ``state`` (its random playout where it has
+    none); returns the first player's result."""
+    result = 0.0
+    for game in literal_unroll(GAMES):
+        if state[layout.GAME] == game.game_id:
+            result = game.guided_playout(state)
+    return result
+
+
+@njit(cache=True)
+def playouts(state: np.ndarray, count: int, guided: bool) -> float:
+    """The summed first-player result of ``count`` playouts from ``state``: random ones, or the
+    game's guided ones."""
+    total = 0.0
+    for _ in range(count):
+        total += guided_playout(state) if guided else random_playout(state)
+    return total
+
+
+@njit(cache=True)
 def _any_game_random_playout(state: np.ndarray) -> float:
     """The random playout of a game without a fast path of its own."""
     s = state.copy()
@@ -96,11 +120,19 @@ def _any_game_random_playout(state: np.ndarray) -> float:
 
 
 def _kernels(name: str) -> GameKernels:
-    """Game ``name``'s kernels; one without its own ``random_playout`` gets the generic one."""
+    """Game ``name``'s kernels; one without its own ``random_playout`` gets the generic one, and
+    its random playout stands in for a ``guided_playout`` it lacks."""
     module: ModuleType = importlib.import_module(f"{__name__}.{name}")
     playout = getattr(module, "random_playout", _any_game_random_playout)
+    guided = getattr(module, "guided_playout", playout)
     return GameKernels(
-        module.GAME_ID, module.num_actions, module.legal_mask, module.apply, module.encode, playout
+        module.GAME_ID,
+        module.num_actions,
+        module.legal_mask,
+        module.apply,
+        module.encode,
+        playout,
+        guided,
     )
 
 

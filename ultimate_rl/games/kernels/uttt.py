@@ -53,6 +53,12 @@ def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 HAS_LINE, POPCOUNT, NTH_BIT = _tables()
+THREATS = np.array(
+    [sum(1 << c for c in range(9) if not m >> c & 1 and HAS_LINE[m | 1 << c]) for m in range(512)],
+    dtype=np.int64,
+)
+"""Per 9-bit mask of one player's marks: the cells that would complete a line (the guided
+playout's small-board wins)."""
 
 
 def initial_state() -> np.ndarray:
@@ -221,13 +227,58 @@ def _random_move(state: np.ndarray, forced: int, closed: int, x: np.uint64) -> i
     return -1
 
 
-@njit(cache=True)
-def random_playout(state: np.ndarray) -> float:
-    """Plays uniformly random moves on a COPY of ``state``; +1/0/-1 from the first player's view.
+@njit(cache=True, inline="always")
+def _pick(masks: np.ndarray, playable: int, count: int, x: np.uint64) -> int:
+    """A uniformly random action among the cells of ``masks[board]`` over the ``playable``
+    boards, which hold ``count`` cells in all."""
+    pick = _below(x, count)
+    for board in range(9):
+        if playable >> board & 1:
+            n = POPCOUNT[masks[board]]
+            if pick < n:
+                return 9 * board + NTH_BIT[masks[board], pick]
+            pick -= n
+    return -1
 
-    The hot loop of the UCT baseline: header fields live in local variables (only the marks and
-    won masks go through the copy), and one draw from numba's seeded generator starts a private
-    xorshift stream, so ``kernels.seed`` still makes playouts reproducible.
+
+@njit(cache=True, inline="always")
+def _guided_move(
+    state: np.ndarray, player: int, forced: int, closed: int, x: np.uint64, cells: np.ndarray
+) -> int:
+    """The guided playout's move: a move that wins the game, else a random one that wins a small
+    board, else a random one that does not send the opponent to a closed board (a free choice
+    of board), else any random move. ``cells`` is scratch: three 9-board rows of cell masks."""
+    playable = 1 << forced if forced >= 0 else FULL & ~closed
+    won = state[WON_X + player]
+    wins, keeps, empties = cells[0], cells[1], cells[2]  # keeps: the opponent stays sent
+    n_wins = n_keeps = n_empty = 0
+    for board in range(9):
+        if playable >> board & 1:
+            empty = _empty(state, board)
+            win = THREATS[state[X_CELLS + 9 * player + board]] & empty
+            if win and HAS_LINE[won | 1 << board]:
+                return 9 * board + NTH_BIT[win, 0]
+            closes = closed | (1 << board if POPCOUNT[empty] == 1 else 0)  # its last cell
+            wins[board], keeps[board], empties[board] = win, empty & ~closes, empty
+            n_wins += POPCOUNT[win]
+            n_keeps += POPCOUNT[keeps[board]]
+            n_empty += POPCOUNT[empty]
+    if n_wins:
+        return _pick(wins, playable, n_wins, x)
+    if n_keeps:
+        return _pick(keeps, playable, n_keeps, x)
+    return _pick(empties, playable, n_empty, x)
+
+
+@njit(cache=True, inline="always")
+def _playout(state: np.ndarray, guided: bool) -> float:
+    """Plays a game out on a COPY of ``state``, by random moves or the guided policy; +1/0/-1
+    from the first player's view.
+
+    The hot loop of the UCT baseline and the search's playouts: header fields live in local
+    variables (only the marks and won masks go through the copy), and one draw from numba's
+    seeded generator starts a private xorshift stream, so ``kernels.seed`` still makes playouts
+    reproducible.
     """
     s = state.copy()
     # int64 locals: mixing them with the int32 array entries would otherwise unify types per step
@@ -235,12 +286,16 @@ def random_playout(state: np.ndarray) -> float:
     player = np.int64(s[layout.PLAYER])
     closed = np.int64(s[CLOSED])
     forced = np.int64(s[FORCED])
+    cells = np.zeros((3, 9 if guided else 0), np.int64)
     x = np.uint64(np.random.randint(1, 2**62))
     for _ in range(NUM_ACTIONS):  # no game lasts longer: a corrupt state cannot loop forever
         if status != layout.ONGOING:
             break
         x = _xorshift(x)
-        action = _random_move(s, forced, closed, x)
+        if guided:
+            action = _guided_move(s, player, forced, closed, x, cells)
+        else:
+            action = _random_move(s, forced, closed, x)
         cell = action % 9
         won, closed = _mark(s, player, action // 9, cell, s[WON_X + player], closed)
         s[WON_X + player] = won
@@ -248,9 +303,22 @@ def random_playout(state: np.ndarray) -> float:
         forced = _forced(closed, cell)
         player = 1 - player
     if status == layout.ONGOING:
-        raise ValueError("random_playout: inconsistent uttt state (no legal move left)")
+        raise ValueError("uttt playout: inconsistent state (no legal move left)")
     if status == layout.FIRST_WON:
         return 1.0
     if status == layout.SECOND_WON:
         return -1.0
     return 0.0
+
+
+@njit(cache=True)
+def random_playout(state: np.ndarray) -> float:
+    """Uniformly random moves to the end (``_playout``)."""
+    return _playout(state, False)
+
+
+@njit(cache=True)
+def guided_playout(state: np.ndarray) -> float:
+    """The search's stronger playout (``search.rollout_policy=guided``): wins taken, free
+    choices of board not given away (``_guided_move``)."""
+    return _playout(state, True)
