@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ultimate_rl.games import GAMES, make
+from ultimate_rl.games import GAMES, layout, make
 from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchError
 from ultimate_rl.search.config import ROLLOUT_POLICIES
+from ultimate_rl.selfplay.schema import SelfPlaySettings
+from ultimate_rl.selfplay.worker import SelfPlayWorker
 
 
 def _constant_value(value: float):
@@ -124,3 +126,17 @@ def test_every_game_and_algorithm_searches_with_rollouts(name, algorithm, policy
 def test_bad_rollout_options_raise(options, message):
     with pytest.raises(SearchError, match=message):
         SearchConfig(**options)
+
+
+def test_selfplay_searches_with_mixed_values():
+    """``search.rollouts`` in a training config reaches self-play's searches: with a network
+    that says 0 everywhere, only the playouts can move the root values of the openings (no
+    game ends within 8 simulations of them)."""
+    game = make("tictactoe")
+    settings = SelfPlaySettings(parallel_games=4)
+    for rollouts, moved in ((0, False), (4, True)):
+        config = SearchConfig(num_simulations=8, rollouts=rollouts, rollout_weight=1.0)
+        worker = SelfPlayWorker(game, config, settings)
+        data = worker.play(_constant_value(0.0), 8, np.random.default_rng(0))
+        opening = data.states[:, layout.MOVES] < 3
+        assert np.any(data.root_values[opening] != 0) == moved

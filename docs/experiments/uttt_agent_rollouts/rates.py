@@ -1,0 +1,72 @@
+"""Simulations and playouts a second of the shipped agent per sweep setting (issue 43).
+
+The same positions for every setting (every 4th position of the first games of the sweep's
+`full` match), the settings taking turns position by position so that other load on the machine
+affects them alike; each position is a fresh search of the setting's own time budget (positions
+four plies apart are beyond tree reuse's two moves, so no tree is kept). Playouts
+a second are the simulations' new leaves times `rollouts` (a leaf that ends the game runs none,
+so this is an upper bound by a few percent late in a game).
+
+    python docs/experiments/uttt_agent_rollouts/rates.py [POSITIONS] > rates.md
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from ultimate_rl.games import make
+from ultimate_rl.loading import load_agent
+
+HERE = Path(__file__).parent
+AGENT = HERE.parents[2] / "checkpoints" / "uttt_agent.urla"
+SETTINGS = {
+    "defaults (early stop)": {},
+    "full": {"stop_early": False},
+    "full, r4 l0.5": {"stop_early": False, "rollouts": 4},
+    "full, r16 l0.5": {"stop_early": False, "rollouts": 16},
+    "full, g16 l0.5": {"stop_early": False, "rollouts": 16, "rollout_policy": "guided"},
+    "full, r64 l0.5": {"stop_early": False, "rollouts": 64},
+}
+
+
+def positions(game, count: int) -> list:
+    """Every 4th position after the opening of the `full` match's games, up to ``count``."""
+    found = []
+    with open(HERE / "full" / "games" / "full__vs__uct-100000.jsonl") as lines:
+        for line in lines:
+            record = json.loads(line)
+            if record["type"] != "game":
+                continue
+            moves = record["opening"] + record["moves"]
+            for ply in range(len(record["opening"]), len(moves) - 1, 4):
+                found.append(game.apply_sequence(moves[:ply]))
+                if len(found) == count:
+                    return found
+    return found
+
+
+def main(count: int) -> None:
+    game = make("uttt")
+    agents = {name: load_agent(AGENT, seed=0, **options) for name, options in SETTINGS.items()}
+    spent = dict.fromkeys(agents, 0.0)
+    simulations = dict.fromkeys(agents, 0)
+    for state in positions(game, count):
+        for name, agent in agents.items():
+            start = time.perf_counter()
+            agent.select_action(game, state)
+            spent[name] += time.perf_counter() - start
+            simulations[name] += agent.last_simulations
+    print(f"{count} positions, {time.strftime('%Y-%m-%d %H:%M')}\n")
+    print("| setting | simulations / s | playouts / s (upper bound) | s / move |")
+    print("| --- | ---: | ---: | ---: |")
+    for name, agent in agents.items():
+        rate = simulations[name] / spent[name]
+        playouts = rate * agent.search_config.rollouts
+        print(f"| {name} | {rate:,.0f} | {playouts:,.0f} | {spent[name] / count:.3f} |")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 40)
