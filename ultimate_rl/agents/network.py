@@ -39,7 +39,8 @@ class NetworkAgent(Agent):
     ``algorithm`` is ``"puct"`` or ``"gumbel"``. ``temperature`` 0 (default) plays the best move;
     > 0 samples by visits (PUCT) or by the raw policy (no search). Other ``search_options`` go
     to ``SearchConfig`` (e.g. ``c_puct``, ``leaves_per_tree``: by default
-    ``default_leaves_per_tree``). ``inference`` picks the
+    ``default_leaves_per_tree``; ``rollouts`` and ``rollout_weight``: playouts mixed into the
+    leaf values). ``inference`` picks the
     network's path (``ultimate_rl.nn.make_evaluator``; ``auto`` times them at
     ``leaves_per_tree`` positions a call). ``time_per_move`` (seconds, or None) bounds each
     move's search; it overruns by at most one network call. ``stop_early`` ends a greedy PUCT
