@@ -42,6 +42,7 @@ def main() -> None:
     matches = sorted(HERE.glob("*/games/*__vs__uct-100000.jsonl"))
     print("| setting | games | W / D / L | score [95% CI] | s / move: mean / slowest |")
     print("| --- | ---: | --- | --- | ---: |")
+    matches = [m for m in matches if scores(m)[0]]  # a match just started has no game yet
     for limit in sorted({len(scores(m)[0]) for m in matches}):
         print(row(f"defaults (early stop), first {limit}", *scores(DEFAULTS, limit)))
     for match in matches:
