@@ -391,7 +391,8 @@ class WebPlay:
 
     def review(self, game_id: str, token: str | None = None) -> dict[str, Any]:
         """The finished game move by move with the agent's value and preferred move; the values
-        for the seat of ``token`` (403 for a wrong one), or for the creator's."""
+        for the seat of ``token`` (403 for a wrong one), else as ``review_json`` says (a watcher
+        of a game between people: X's)."""
         with self._held(game_id) as (record, condition):
             with condition:
                 seat = None if token is None else self.service.seat_of(record, token)

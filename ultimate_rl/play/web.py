@@ -37,7 +37,7 @@ API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
 - ``POST /api/games/<id>/resign`` ``{"token": T}``
 - ``GET  /api/games/<id>/analysis``       the level's policy and value (unrated games)
 - ``GET  /api/games/<id>/review[?token=T]``  a finished game move by move with the agent's view
-  (its values for the seat of ``T``; without it, for the creator's)
+  (its values for the seat of ``T``; without it, X's between people, else the person's)
 - ``GET  /api/players/<name>``, ``GET /api/leaderboard``   ratings
 - ``WS   /api/games/<id>/ws[?token=T]``  one per open page: the server sends
   ``{"type": "game", "game": {...}}`` at every change (moves, the clock running out, a person
