@@ -242,6 +242,7 @@ def asgi_app(app: WebPlay) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> Any:
         limiter.append(anyio.CapacityLimiter(MAX_THREADS))
+        app.start()  # the server's clock runs while the site is served
         yield
 
     pages = [Route(path, _page) for path in ("/", "/leaderboard", "/game/{game_id}")]
