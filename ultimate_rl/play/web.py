@@ -13,8 +13,9 @@ steps and run on the event loop, where a thread hop each was most of the relays'
 
 Killed at any moment (SIGKILL included) and restarted on the same database, the server goes on
 from what it last answered: a change is committed before it is answered (``store``), the agent's
-move it was thinking about is made when the game is next read, a clock that ran out meanwhile
-ends its game once, and a page that resends a move (``"ply"``) gets a 409, never the move twice.
+move it was thinking about is made when it starts again (or when a game it did not read back is
+next read), the turn clocks get back the time no server ran (``store``), and a page that resends
+a move (``"ply"``) gets a 409, never the move twice.
 A damaged or locked database stops it at start-up with one line saying what to do.
 
 API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
