@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import hydra
-import torch
 from omegaconf import DictConfig, OmegaConf
 
 from ultimate_rl.games import make as make_game
@@ -21,6 +21,7 @@ from ultimate_rl.play.session import parse_turn_seconds
 from ultimate_rl.play.store import Database, default_db_path
 from ultimate_rl.play.terminal import TerminalPlay
 from ultimate_rl.play.web import serve
+from ultimate_rl.workers import ACTOR_ENV
 
 UIS = ("terminal", "web")
 
@@ -81,8 +82,10 @@ def main(cfg: DictConfig) -> None:
     if cfg.ui not in UIS:
         sys.exit(f"play: unknown ui {cfg.ui!r}; choose one of {list(UIS)}")
     # The agent's search asks the network about one position at a time: on a CPU a second torch
-    # thread costs more than it gives (measured up to 10x slower on a busy 2-core machine).
-    torch.set_num_threads(1)
+    # thread costs more than it gives (measured up to 10x slower on a busy 2-core machine). Set
+    # for torch to read when a network level first imports it: importing it here cost every
+    # start ~3 s, also with levels that never use it.
+    os.environ.update(ACTOR_ENV)
     try:
         run(cfg)
     except (ValueError, PlayError, OSError, OverflowError) as err:

@@ -160,18 +160,21 @@ def test_a_rated_game_between_people_rates_both_once_and_a_draw_halfway(srv: Ser
     assert {p["name"]: p["draws"] for p in board} == {"ann": 1, "bob": 1}
 
 
-def test_each_person_reviews_the_game_from_their_own_side(srv: Server) -> None:
-    pair = Pair(srv)
+@pytest.mark.parametrize("creator", ["x", "o"])
+def test_each_person_reviews_the_game_from_their_own_side(srv: Server, creator: str) -> None:
+    pair = Pair(srv, side=creator)
     pair.join()
     pair.play(X_WINS)
-    reviews = []
+    reviews, sides = [], []
     for query in ("", f"?token={pair.tokens[0]}", f"?token={pair.tokens[1]}"):
         status, review = srv.call("GET", f"{pair.path}/review{query}")
         assert status == 200, review
         reviews.append([p["value_for_you"] for p in review["plies"]])
+        sides.append((review["side"], review["side_name"]))
     assert all(value is not None for value in reviews[1])
-    assert reviews[0] == reviews[1]  # without a token: the creator's side
-    assert reviews[2] == [-value for value in reviews[1]]  # the friend's: the other way round
+    # without a token (a watcher): X's side, whoever created the game
+    assert reviews[0] == reviews[1] and sides == [(0, "X"), (0, "X"), (1, "O")]
+    assert reviews[2] == [-value for value in reviews[1]]  # O's: the other way round
     assert any(value != 0 for value in reviews[1])  # so the sign means something
     status, err = srv.call("GET", f"{pair.path}/review?token=guess")
     assert status == 403, err

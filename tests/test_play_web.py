@@ -92,13 +92,14 @@ class Server(ApiClient):
         clock: Any = time.time,
         cache_size: int = 8,
         read_timeout: float = 10.0,
+        poll_seconds: float = 0.05,  # the server's clock looks at a fake clock this often
     ) -> None:
         levels = levels or [Level("random", "random", built=agent, rating=RANDOM_RATING)]
         self.database = Database(db)
         self.service = PlayService(
             make(game_name), levels, self.database, clock=clock, cache_size=cache_size
         )
-        self.app = WebPlay(self.service, read_timeout=read_timeout)
+        self.app = WebPlay(self.service, read_timeout=read_timeout, poll_seconds=poll_seconds)
         self.httpd = make_server(self.app, "127.0.0.1", 0)
         self.port = self.httpd.server_address[1]
         super().__init__(f"http://127.0.0.1:{self.port}")

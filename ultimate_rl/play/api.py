@@ -3,7 +3,9 @@
 Concurrency: one ``Condition`` per game guards it (moves, resigns, clock checks, saves); the
 agent thinks in a worker thread that holds only its level's lock, so reads of this and every other
 game go on meanwhile; watchers long-poll on the game's condition (``?after=VERSION``) and wake on
-the next change or when the person's clock runs out. The service's cache is guarded by one lock,
+the next change. The server's own clock (``timekeeper``) ends games on time and starts the
+computer for an away person when the moment comes, whoever reads. The service's cache is guarded
+by one lock,
 and keeps every game a request holds (``_held``), so there is never a second copy of a game in
 memory whose saves would overwrite the first's; games are read from the file under a second
 lock, outside the first, so a read never stalls requests for games already in memory.
@@ -21,10 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ultimate_rl.play.notation import MoveError, parse_move
+from ultimate_rl.play.bodies import move_action
+from ultimate_rl.play.game_json import game_json, seat_urls
 from ultimate_rl.play.review import add_reviews, analyse_plies, missing_plies, review_json
 from ultimate_rl.play.service import DEFAULT_AWAY_SECONDS, GameRecord, PlayError, PlayService
 from ultimate_rl.play.session import parse_side, parse_turn_seconds
+from ultimate_rl.play.timekeeper import POLL_SECONDS, Timekeeper
 from ultimate_rl.play.view import board_view
 
 LONG_POLL_SECONDS = 15.0  # a watcher's request returns after this long even if nothing changed
@@ -34,7 +38,14 @@ MOVE_WAIT_SECONDS = 300.0  # a move request with wait=true returns after the rep
 class WebPlay:
     """The API: one method per endpoint, each returning JSON-ready data or raising PlayError."""
 
-    def __init__(self, service: PlayService, *, read_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        service: PlayService,
+        *,
+        read_timeout: float = 10.0,
+        poll_seconds: float = POLL_SECONDS,
+    ) -> None:
+        """``poll_seconds``: how often the server's clock is read at least (see ``timekeeper``)."""
         self.service = service
         self.read_timeout = read_timeout  # seconds a request's headers and body may take
         self._lock = threading.Lock()  # the service's cache and the maps below
@@ -43,6 +54,8 @@ class WebPlay:
         self._listeners: dict[str, list[Callable[[], None]]] = {}
         self._watchers: dict[str, int] = {}  # open live connections without a seat, per game
         self.closing = False  # the server stops: long polls answer now
+        self.timekeeper = Timekeeper(service.clock, self._act, self._beat, poll_seconds)
+        self.given_back: float | None = None  # seconds of the clocks given back at start
 
     def warm_up(self) -> int:
         """Loads the game's compiled kernels a page's requests use (a move, the board view) and
@@ -51,12 +64,42 @@ class WebPlay:
         of games read."""
         game = self.service.game
         board_view(game, game.load_kernels()).to_json()
+        self._give_back()
         with self._lock:
             return self.service.preload()
 
+    def _give_back(self) -> None:
+        """Once, before any game is read: the turn clocks get back the time no server ran."""
+        if self.given_back is None:
+            self.given_back = self.service.db.give_back(self.service.clock())
+
+    def start(self) -> None:
+        """Starts the server's clock (the server starts serving): every game in memory, and every
+        stored game with a turn clock, is watched from now on."""
+        self._give_back()
+        now = self.service.clock()
+        for game_id, deadline in self.service.db.deadlines():
+            self.timekeeper.schedule(game_id, deadline - now)
+        with self._lock:
+            held = list(self.service.games())
+        for record in held:
+            with self._lock:
+                condition = self._conditions.setdefault(record.id, threading.Condition())
+            with condition:
+                self._schedule(record)
+        self.timekeeper.start()
+
+    def _beat(self) -> None:
+        """The heartbeat: a server runs now (``store.Database.give_back``)."""
+        self.service.db.beat(self.service.clock())
+
     def close(self) -> None:
-        """Ends every long poll now (the server is stopping)."""
+        """Ends every long poll now and stops the clock (the server is stopping); the heartbeat
+        says when, so a restart gives the turn clocks back the time until then."""
         self.closing = True
+        if self.timekeeper.running:
+            self.timekeeper.stop()
+            self._beat()
         with self._lock:
             conditions = list(self._conditions.values())
         for condition in conditions:
@@ -114,18 +157,25 @@ class WebPlay:
                 record.users -= 1  # the one ``connect`` took
 
     def live_view(self, game_id: str, seat: int | None) -> tuple[dict[str, Any], float | None]:
-        """For a live connection: ends the game on time or lets the computer take over an away
-        person if due, then the game as the page with this seat (None: a watcher) draws it, and
-        the seconds until the next such moment (None: none is coming)."""
+        """For a live connection: the game as the page with this seat (None: a watcher) draws
+        it, and the seconds until the server acts on it unasked (None: nothing is coming), when
+        the page's clock and presence are to be redrawn."""
         with self._held(game_id) as (record, condition), condition:
-            self.service.refresh_clock(record)
-            self._start_agent(record, condition)
-            waits = [
-                record.match.seconds_left(self.service.clock()),
-                None if record.thinking else self.service.away_left(record),
-            ]
-            wake = min((w for w in waits if w is not None), default=None)
-            return self._json(record, seat), wake
+            return self._json(record, seat), self.service.due_in(record)
+
+    def _act(self, game_id: str) -> None:
+        """The server's clock says the game is due: it ends on time or the computer starts."""
+        try:
+            with self._held(game_id) as (record, condition), condition:
+                ended = self.service.refresh_clock(record)
+                if self._start_agent(record, condition) or ended:
+                    self._changed(record, condition)
+        except PlayError:  # no longer there (another game type's row in the same file)
+            return
+
+    def _schedule(self, record: GameRecord) -> None:
+        """Tells the server's clock when the game is next due (the game's lock held)."""
+        self.timekeeper.schedule(record.id, self.service.due_in(record))
 
     @contextmanager
     def _held(self, game_id: str) -> Iterator[tuple[GameRecord, threading.Condition]]:
@@ -153,6 +203,8 @@ class WebPlay:
         try:
             yield record, condition
         finally:
+            with condition:  # whatever the request changed, the clock knows the next moment
+                self._schedule(record)
             with self._lock:
                 record.users -= 1
 
@@ -163,50 +215,7 @@ class WebPlay:
 
     def _json(self, record: GameRecord, seat: int | None = None) -> dict[str, Any]:
         """The game for a page; ``seat``: the asking person's (None: a watcher)."""
-        service = self.service
-        away, now = service.away_left(record), service.clock()
-        seats = []
-        for index, held in enumerate(record.seats):
-            left = held.away_in(now, record.away_seconds)
-            here = left is None or left > 0
-            to_move = record.match.to_move == index
-            seats.append(
-                {
-                    "kind": held.kind,
-                    "player": held.player,
-                    "present": here,
-                    "connected": held.connections > 0,
-                    "computer": held.kind == "level" or (to_move and away == 0.0),
-                }
-            )
-        return {
-            "id": record.id,
-            "version": record.version,
-            "level": record.level.to_json(),
-            "opponent": record.opponent,
-            "rated": record.rated,
-            "player": record.player,
-            "seats": seats,
-            "seat": seat,
-            "away_seconds": record.away_seconds,
-            "computer_moves": list(record.computer_moves),
-            "rating_change": record.rating_change,
-            "rating_changes": record.rating_changes,
-            "rematch": record.rematch,
-            "watchers": self._watchers.get(record.id, 0),
-            "thinking": record.thinking,
-            **record.match.to_json(now),
-        }
-
-    def _seat_urls(self, record: GameRecord, seat: int) -> dict[str, Any]:
-        """A seat's secret token and play link, and the watch link (for the person it is for)."""
-        token = record.seats[seat].token
-        return {
-            "seat": seat,
-            "token": token,
-            "play_url": f"/game/{record.id}#play={token}",
-            "watch_url": f"/game/{record.id}",
-        }
+        return game_json(self.service, record, seat, self._watchers.get(record.id, 0))
 
     def info(self) -> dict[str, Any]:
         return {**self.service.info(), "notation": self.service.game.notation_help}
@@ -235,7 +244,7 @@ class WebPlay:
         with self._held(created.id) as (record, condition), condition:
             self._start_agent(record, condition)
             self._wait_for_agent(record, condition, body)
-            answer = {**self._json(record, human), **self._seat_urls(record, human)}
+            answer = {**self._json(record, human), **seat_urls(record, human)}
             invite = record.seats[1 - human].invite
             if invite is not None:
                 answer["invite_url"] = f"/game/{record.id}#invite={invite}"
@@ -252,7 +261,7 @@ class WebPlay:
                 self.service.start_level(record, seat, _level(body))
             self._changed(record, condition)
             self._start_agent(record, condition)
-            return {**self._json(record, seat), **self._seat_urls(record, seat)}
+            return {**self._json(record, seat), **seat_urls(record, seat)}
 
     def rematch(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
         """The next game between the same people, sides swapped; each keeps their token."""
@@ -262,14 +271,14 @@ class WebPlay:
                 created = self.service.rematch(record, seat)
             self._changed(record, condition)
             mine = 1 - seat
-            return {**self._json(created, mine), **self._seat_urls(created, mine)}
+            return {**self._json(created, mine), **seat_urls(created, mine)}
 
     def get_game(
         self, game_id: str, after: int | None = None, token: str | None = None
     ) -> dict[str, Any]:
         """The game; with ``after``, waits until its version differs (or a while passes). A
         seat's ``token`` says its person is here (presence) and gets the seat's view."""
-        service, clock = self.service, self.service.clock
+        service = self.service
         with self._held(game_id) as (record, condition), condition:
             seat = None if token is None else service.check_token(record, token)
             service.refresh_clock(record)
@@ -279,10 +288,7 @@ class WebPlay:
                 left = end - time.monotonic()
                 if left <= 0:
                     break
-                waits = [left, record.match.seconds_left(clock()), service.away_left(record)]
-                condition.wait(min(w for w in waits if w is not None) + 0.05)
-                service.refresh_clock(record)
-                self._start_agent(record, condition)  # the person to move went away
+                condition.wait(left)  # the server's clock wakes it for its own changes
             if seat is not None:
                 service.check_token(record, token)  # here until the end of the wait
             return self._json(record, seat)
@@ -299,7 +305,7 @@ class WebPlay:
                     f"{body['ply']}); it is redrawn now",
                 )
             if not match.over and match.to_move == seat:
-                action = self._read_action(record, body)
+                action = move_action(self.service.game, match.state, body)
             else:
                 action = -1  # human_move says why no move can be played now
             self.service.human_move(record, action, seat)
@@ -307,29 +313,6 @@ class WebPlay:
             self._start_agent(record, condition)
             self._wait_for_agent(record, condition, body)
             return self._json(record, seat)
-
-    def _read_action(self, record: GameRecord, body: dict[str, Any]) -> int:
-        """The legal action a move request names, or a 4xx saying why it cannot be played."""
-        game, match = self.service.game, record.match
-        if "move" in body and "action" in body:
-            raise PlayError(400, "send 'action' or 'move', not both: they could disagree")
-        if "move" in body:
-            if not isinstance(body["move"], str):
-                raise PlayError(400, "'move' must be text such as 'e5'")
-            try:
-                return parse_move(game, match.state, body["move"])
-            except MoveError as err:
-                raise PlayError(422, str(err)) from None
-        action = body.get("action")
-        if isinstance(action, bool) or not isinstance(action, int):
-            raise PlayError(
-                400, "send {'action': <integer>} or {'move': '<text>'}, e.g. {'action': 40}"
-            )
-        if not 0 <= action < game.num_actions:
-            raise PlayError(422, f"action {action} is outside 0..{game.num_actions - 1}")
-        if not game.legal_mask(match.state)[action]:
-            raise PlayError(422, f"illegal move: {game.why_illegal(match.state, action)}")
-        return action
 
     def resign(self, game_id: str, body: dict[str, Any]) -> dict[str, Any]:
         with self._held(game_id) as (record, condition), condition:
@@ -345,10 +328,11 @@ class WebPlay:
         if body.get("wait", True) is not False:
             condition.wait_for(lambda: not record.thinking, MOVE_WAIT_SECONDS)
 
-    def _start_agent(self, record: GameRecord, condition: threading.Condition) -> None:
-        """Starts the agent's worker if it is to move and not already thinking (lock held)."""
+    def _start_agent(self, record: GameRecord, condition: threading.Condition) -> bool:
+        """Starts the agent's worker if it is to move and not already thinking (lock held);
+        whether it did."""
         if record.thinking or not self.service.computer_to_move(record):
-            return
+            return False
         record.thinking = True
         ply = len(record.match.actions)
         state = record.match.state.copy()
@@ -356,6 +340,7 @@ class WebPlay:
             target=self._agent_worker, args=(record, condition, state, ply), daemon=True
         )
         worker.start()
+        return True
 
     def _agent_worker(
         self, record: GameRecord, condition: threading.Condition, state: np.ndarray, ply: int
@@ -372,6 +357,7 @@ class WebPlay:
             finally:  # only now may the cache drop the record: the move is saved
                 record.thinking = False
                 self._changed(record, condition)
+                self._schedule(record)
 
     def analysis(self, game_id: str) -> dict[str, Any]:
         """The level's policy and value for the position (not during a rated game)."""
@@ -391,7 +377,8 @@ class WebPlay:
 
     def review(self, game_id: str, token: str | None = None) -> dict[str, Any]:
         """The finished game move by move with the agent's value and preferred move; the values
-        for the seat of ``token`` (403 for a wrong one), or for the creator's."""
+        for the seat of ``token`` (403 for a wrong one), else as ``review_json`` says (a watcher
+        of a game between people: X's)."""
         with self._held(game_id) as (record, condition):
             with condition:
                 seat = None if token is None else self.service.seat_of(record, token)

@@ -1,6 +1,6 @@
 """Request bodies as the play site accepts them: a JSON object of at most ``MAX_BODY_BYTES``,
 nested at most ``MAX_NESTING`` deep, arriving within the server's read timeout; anything else
-is a 4xx ``PlayError`` that says what is wrong."""
+is a 4xx ``PlayError`` that says what is wrong; ``move_action`` reads a move request's move."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import json
 from typing import Any
 
 import anyio
+import numpy as np
 from starlette.requests import Request
 
+from ultimate_rl.games.base import Game
+from ultimate_rl.play.notation import MoveError, parse_move
 from ultimate_rl.play.record import PlayError
 
 MAX_BODY_BYTES = 4096
@@ -77,3 +80,26 @@ async def read_body(request: Request, timeout: float) -> dict[str, Any]:
     if len(raw) < int(length_text):
         raise PlayError(400, f"the body ended after {len(raw)} of {length_text} bytes")
     return parse_body(raw or b"{}")
+
+
+def move_action(game: Game, state: np.ndarray, body: dict[str, Any]) -> int:
+    """The legal action a move request names, or a 4xx saying why it cannot be played."""
+    if "move" in body and "action" in body:
+        raise PlayError(400, "send 'action' or 'move', not both: they could disagree")
+    if "move" in body:
+        if not isinstance(body["move"], str):
+            raise PlayError(400, "'move' must be text such as 'e5'")
+        try:
+            return parse_move(game, state, body["move"])
+        except MoveError as err:
+            raise PlayError(422, str(err)) from None
+    action = body.get("action")
+    if isinstance(action, bool) or not isinstance(action, int):
+        raise PlayError(
+            400, "send {'action': <integer>} or {'move': '<text>'}, e.g. {'action': 40}"
+        )
+    if not 0 <= action < game.num_actions:
+        raise PlayError(422, f"action {action} is outside 0..{game.num_actions - 1}")
+    if not game.legal_mask(state)[action]:
+        raise PlayError(422, f"illegal move: {game.why_illegal(state, action)}")
+    return action

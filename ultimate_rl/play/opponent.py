@@ -1,7 +1,9 @@
 """Which agent a person plays: an exported agent file, or a named agent (uct, random, perfect).
 
 ``default`` is the shipped agent ``checkpoints/<game>_agent.urla`` when it exists (looked up in
-the working folder, then next to the package's source tree), else UCT.
+the working folder, then next to the package's source tree), else UCT. An agent file's modules
+(torch among them: seconds to import) load only when a file is asked for, so a play server whose
+levels are UCT or random starts without them.
 """
 
 from __future__ import annotations
@@ -10,14 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ultimate_rl import agents
-from ultimate_rl.agents.network import TIME_BUDGET_SIMULATIONS
-from ultimate_rl.export.bundle import SUFFIX, read_bundle
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
-from ultimate_rl.loading import agent_from_bundle
 from ultimate_rl.play.session import Agent
 
 DEFAULT_GAME = "uttt"
+SUFFIX = ".urla"  # ``export.bundle.SUFFIX``, spelled out here: importing ``export`` loads torch
 SHIPPED_FOLDERS = (Path("checkpoints"), Path(__file__).resolve().parents[2] / "checkpoints")
 
 
@@ -71,18 +71,29 @@ def make_opponent(
     if seed is not None:
         limits["seed"] = seed
     if is_agent_file(spec):
-        bundle = read_bundle(spec)
-        if game is not None and game != bundle.game_name:
-            raise ValueError(
-                f"agent file {spec} plays {bundle.game_name!r}, not {game!r}; drop game=... or "
-                "pick an agent for that game"
-            )
-        if "time_per_move" in limits:  # the clock alone bounds its search
-            limits["num_simulations"] = TIME_BUDGET_SIMULATIONS
-        step = bundle.metadata.get("step")
-        label = f"{Path(spec).stem}" + (f" (step {step})" if step is not None else "")
-        return bundle.make_game(), agent_from_bundle(bundle, **limits), label
+        return _from_agent_file(spec, game, limits)
     built = make_game(game or DEFAULT_GAME, **(game_options or {}))
     shown = {k: v for k, v in limits.items() if k != "seed"}
     label = spec + "".join(f" {k}={v}" for k, v in shown.items())
     return built, agents.make(spec, **limits), label
+
+
+def _from_agent_file(
+    spec: str, game: str | None, limits: dict[str, Any]
+) -> tuple[Game, Agent, str]:
+    """``make_opponent`` for an agent file; imports torch (here, not at start-up)."""
+    from ultimate_rl.agents.network import TIME_BUDGET_SIMULATIONS
+    from ultimate_rl.export.bundle import read_bundle
+    from ultimate_rl.loading import agent_from_bundle
+
+    bundle = read_bundle(spec)
+    if game is not None and game != bundle.game_name:
+        raise ValueError(
+            f"agent file {spec} plays {bundle.game_name!r}, not {game!r}; drop game=... or "
+            "pick an agent for that game"
+        )
+    if "time_per_move" in limits:  # the clock alone bounds its search
+        limits["num_simulations"] = TIME_BUDGET_SIMULATIONS
+    step = bundle.metadata.get("step")
+    label = f"{Path(spec).stem}" + (f" (step {step})" if step is not None else "")
+    return bundle.make_game(), agent_from_bundle(bundle, **limits), label

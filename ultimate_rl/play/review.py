@@ -40,10 +40,11 @@ def add_reviews(record: GameRecord, found: dict[int, dict[str, Any]]) -> bool:
 
 
 def review_json(game: Game, record: GameRecord, seat: int | None = None) -> dict[str, Any]:
-    """Each move of the finished game with the agent's value and choice; the values for the
-    person at ``seat`` (default: the creator's)."""
+    """Each move of the finished game with the agent's value and choice, for whoever looks: the
+    person at ``seat``; without one (a watcher), X's side between people (as the board reads,
+    whoever created the game), the person's against a level. ``side`` says whose it is."""
     match = record.match
-    viewer = match.human if seat is None else seat
+    viewer = seat if seat is not None else 0 if record.opponent == "person" else match.human
     plies = []
     for ply, action in enumerate(match.actions):
         review = record.reviews.get(ply, {})
@@ -64,4 +65,10 @@ def review_json(game: Game, record: GameRecord, seat: int | None = None) -> dict
                 ),
             }
         )
-    return {"id": record.id, "level": record.level.name, "plies": plies}
+    return {
+        "id": record.id,
+        "level": record.level.name,
+        "side": viewer,
+        "side_name": game.mark_names[viewer],
+        "plies": plies,
+    }

@@ -258,6 +258,10 @@ class PlayService:
             self._cache.popitem(last=False)
         return kept
 
+    def games(self) -> list[GameRecord]:
+        """The games in memory (the web holds its cache lock around this)."""
+        return list(self._cache.values())
+
     def preload(self) -> int:
         """Reads the most recently changed games (up to ``cache_size``) into memory, so that
         after a restart the pages reconnecting to them find them there; the count read."""
@@ -298,13 +302,21 @@ class PlayService:
 
     def away_left(self, record: GameRecord) -> float | None:
         """Seconds until the computer takes over the person to move (0: it has), None when it
-        never will (not a person's turn, a present connection, a game against a level)."""
+        will not while nothing changes: not a person's turn, a present connection, a game
+        against a level, or the other person gone by then (the computer plays a seat only while
+        the other person is there: a game whose people are both away waits for one of them)."""
         match = record.match
-        if record.opponent != "person" or match.over:
+        if record.opponent != "person" or match.over or match.to_move is None:
             return None
-        if match.to_move is None or record.seats[1 - int(match.to_move)].kind != "person":
+        mover, other = record.seats[match.to_move], record.seats[1 - match.to_move]
+        if other.kind != "person":
             return None  # nobody to play against yet
-        return record.seats[match.to_move].away_in(self.clock(), record.away_seconds)
+        now = self.clock()
+        left = mover.away_in(now, record.away_seconds)
+        other_left = other.away_in(now, record.away_seconds)
+        if left is None or (other_left is not None and other_left <= left):
+            return None
+        return left
 
     def computer_to_move(self, record: GameRecord) -> bool:
         """Whether the level moves now: its own seat's turn, or an away person's."""
@@ -315,10 +327,22 @@ class PlayService:
             return True
         return self.away_left(record) == 0.0
 
-    def refresh_clock(self, record: GameRecord) -> None:
-        """Ends the game on time if the mover's deadline passed (also when nobody watched)."""
-        if record.match.check_clock(self.clock()):
+    def due_in(self, record: GameRecord) -> float | None:
+        """Seconds until the server acts on the game unasked (0: now): the mover's clock runs
+        out, or the computer is to move (an away person's seat included) and is not thinking
+        yet; None when nothing is coming while nothing changes."""
+        waits = [record.match.seconds_left(self.clock())]
+        if not record.thinking:
+            waits.append(0.0 if self.computer_to_move(record) else self.away_left(record))
+        return min((wait for wait in waits if wait is not None), default=None)
+
+    def refresh_clock(self, record: GameRecord) -> bool:
+        """Ends the game on time if the mover's deadline passed (also when nobody watched);
+        whether it just did."""
+        ended = record.match.check_clock(self.clock())
+        if ended:
             self.save(record)
+        return ended
 
     def human_move(self, record: GameRecord, action: int, seat: int | None = None) -> None:
         """Plays the (already validated) move of the person at ``seat`` (default: the creator);

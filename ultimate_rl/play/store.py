@@ -19,6 +19,9 @@ What survives what:
   request comes. The web server opens with ``exclusive=True`` and keeps the file to itself, so a
   second server (or a terminal game) on the same file is refused rather than serving its own
   stale copies of the same games.
+- Time without a server: a serving server writes a heartbeat every second and at a clean stop
+  (``beat``); the next start gives every running turn clock back the time since (``give_back``),
+  so nobody loses on time for seconds in which no server ran, whether it crashed or stopped.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ CREATE TABLE IF NOT EXISTS players (
     games INTEGER NOT NULL DEFAULT 0, wins INTEGER NOT NULL DEFAULT 0,
     draws INTEGER NOT NULL DEFAULT 0, losses INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (game, name));
+CREATE TABLE IF NOT EXISTS server (key TEXT PRIMARY KEY, value REAL NOT NULL);
 """
 SCORES = {"win": 1.0, "draw": 0.5, "loss": 0.0}
 LOCK_WAIT_SECONDS = 1.0  # how long opening waits for another process's lock before refusing
@@ -210,6 +214,43 @@ class Database:
     def expired_games(self, now: float) -> list[str]:
         """Ids of games whose person's clock ran out without anyone reading them since."""
         return self._ids("SELECT id FROM games WHERE deadline IS NOT NULL AND deadline < ?", now)
+
+    def deadlines(self) -> list[tuple[str, float]]:
+        """Each game with a running turn clock, and when it runs out."""
+        with self._lock:
+            query = "SELECT id, deadline FROM games WHERE deadline IS NOT NULL"
+            return [(row[0], row[1]) for row in self._db.execute(query).fetchall()]
+
+    def beat(self, now: float) -> None:
+        """The heartbeat: a server ran at ``now``."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO server (key, value) VALUES ('heartbeat', ?)", (now,)
+            )
+
+    def give_back(self, now: float) -> float:
+        """A server starts at ``now``: every turn clock still running at the last heartbeat gets
+        back the time since (none ran meanwhile), in one transaction; the seconds given back."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT value FROM server WHERE key = 'heartbeat'")
+                last = row.fetchone()
+                down = max(0.0, now - last[0]) if last else 0.0
+                if down:
+                    self._db.execute(
+                        "UPDATE games SET deadline = deadline + :down, data = json_set(data, "
+                        "'$.match.deadline', deadline + :down) WHERE deadline > :last",
+                        {"down": down, "last": last[0]},
+                    )
+                self._db.execute(
+                    "INSERT OR REPLACE INTO server (key, value) VALUES ('heartbeat', ?)", (now,)
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return down
 
     def delete_game(self, game_id: str) -> None:
         with self._lock:

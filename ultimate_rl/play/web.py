@@ -13,8 +13,9 @@ steps and run on the event loop, where a thread hop each was most of the relays'
 
 Killed at any moment (SIGKILL included) and restarted on the same database, the server goes on
 from what it last answered: a change is committed before it is answered (``store``), the agent's
-move it was thinking about is made when the game is next read, a clock that ran out meanwhile
-ends its game once, and a page that resends a move (``"ply"``) gets a 409, never the move twice.
+move it was thinking about is made when it starts again (or when a game it did not read back is
+next read), the turn clocks get back the time no server ran (``store``), and a page that resends
+a move (``"ply"``) gets a 409, never the move twice.
 A damaged or locked database stops it at start-up with one line saying what to do.
 
 API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
@@ -37,7 +38,7 @@ API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
 - ``POST /api/games/<id>/resign`` ``{"token": T}``
 - ``GET  /api/games/<id>/analysis``       the level's policy and value (unrated games)
 - ``GET  /api/games/<id>/review[?token=T]``  a finished game move by move with the agent's view
-  (its values for the seat of ``T``; without it, for the creator's)
+  (its values for the seat of ``T``; without it, X's between people, else the person's)
 - ``GET  /api/players/<name>``, ``GET /api/leaderboard``   ratings
 - ``WS   /api/games/<id>/ws[?token=T]``  one per open page: the server sends
   ``{"type": "game", "game": {...}}`` at every change (moves, the clock running out, a person
@@ -242,6 +243,7 @@ def asgi_app(app: WebPlay) -> Starlette:
     @asynccontextmanager
     async def lifespan(_: Starlette) -> Any:
         limiter.append(anyio.CapacityLimiter(MAX_THREADS))
+        app.start()  # the server's clock runs while the site is served
         yield
 
     pages = [Route(path, _page) for path in ("/", "/leaderboard", "/game/{game_id}")]

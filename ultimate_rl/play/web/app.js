@@ -342,13 +342,14 @@ async function showReview() {
   const id = ui.game.id;
   let review;
   try {
-    // the values from this page's seat (a friend's game has two); a watcher sees the creator's
+    // the values from this page's seat (a friend's game has two); a watcher sees X's
     const seat = ui.token ? `?token=${encodeURIComponent(ui.token)}` : "";
     review = await api("GET", `/api/games/${id}/review${seat}`);
   } catch (error) {
     return;  // e.g. the game was replaced meanwhile
   }
   if (!ui.game || ui.game.id !== id) return;
+  $("review-side").textContent = ui.token ? "you" : review.side_name;
   const svg = $("review-chart");
   const ns = "http://www.w3.org/2000/svg";
   const values = review.plies.map((p) => p.value_for_you);
