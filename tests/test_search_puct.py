@@ -347,3 +347,21 @@ def test_a_moved_tree_keeps_its_statistics_and_leaves_its_row_empty(uttt):
     np.testing.assert_array_equal(again.visit_counts[1], first.visit_counts[1])
     with pytest.raises(SearchError, match="tree index"):
         searcher.move_tree(0, 2)
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_principal_variation_follows_the_most_visited_moves(ttt, solver_evaluator, algorithm):
+    state = ttt.apply_sequence([0, 4])
+    searcher = BatchedSearch(ttt, 1, SearchConfig(algorithm=algorithm, num_simulations=200))
+    out = searcher.search(state[None], solver_evaluator, add_noise=False, temperature=0.0)
+    pv = searcher.principal_variation(0)
+    assert len(pv) >= 3 and pv[0] == int(np.argmax(out.visit_counts[0]))
+    f, node = searcher._forest, 0
+    for move in pv:  # each move is the most visited one where the line has got to
+        first, n = f.first_edge[0, node], f.num_edges[0, node]
+        edges = range(first, first + n)
+        best = max(edges, key=lambda e: f.edge_visits[0, e])
+        assert f.edge_action[0, best] == move
+        node = f.edge_child[0, best]
+    ttt.apply_sequence(pv, state)  # a line of legal moves
+    assert len(searcher.principal_variation(0, max_moves=2)) == 2

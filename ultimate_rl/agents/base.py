@@ -21,12 +21,14 @@ class Analysis:
 
     ``policy`` is its move distribution over ``game.num_actions`` (search visit shares, the
     solver's optimal set, ...); ``value`` the expected result for the player to move in [-1, 1]
-    (None if the agent has no estimate); ``visit_counts`` the search's root visits, if it searched.
+    (None if the agent has no estimate); ``visit_counts`` the search's root visits, if it searched;
+    ``pv`` its principal variation, the moves it expects from the position (empty if it has none).
     """
 
     policy: np.ndarray
     value: float | None
     visit_counts: np.ndarray | None = None
+    pv: tuple[int, ...] = ()
 
 
 class Agent(metaclass=ABCMeta):
@@ -49,8 +51,9 @@ class Agent(metaclass=ABCMeta):
 
     def analyse(self, game: Game, state: np.ndarray) -> Analysis:
         policy = np.zeros(game.num_actions, np.float32)
-        policy[self.select_action(game, state)] = 1.0
-        return Analysis(policy, None)
+        action = self.select_action(game, state)
+        policy[action] = 1.0
+        return Analysis(policy, None, pv=(int(action),))
 
 
 def check_playable(game: Game, state: np.ndarray) -> np.ndarray:

@@ -136,13 +136,15 @@ class NetworkAgent(Agent):
         if self.num_simulations == 0:
             logits, values = self.evaluate(game.encode(state)[None], game.legal_mask(state)[None])
             prior = _softmax(logits[0])
-            return Analysis(prior, float(values[0])), self._pick(prior)
+            action = self._pick(prior)
+            return Analysis(prior, float(values[0]), pv=(action,)), action
         deadline = None if self.time_per_move is None else started + self.time_per_move
         out = self._searcher.search(
             state[None], self.evaluate, False, deadline=deadline, stop_early=stop_early
         )
         self.last_simulations = int(out.simulations[0])
-        analysis = Analysis(out.policy_target[0], float(out.root_value[0]), out.visit_counts[0])
+        pv = tuple(self._searcher.principal_variation(0))
+        analysis = Analysis(out.policy_target[0], float(out.root_value[0]), out.visit_counts[0], pv)
         return analysis, int(out.action[0])
 
     def _pick(self, prior: np.ndarray) -> int:

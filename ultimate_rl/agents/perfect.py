@@ -24,4 +24,4 @@ class PerfectAgent(Agent):
         value, optimal = solve(game, check_playable(game, state))
         policy = np.zeros(game.num_actions, np.float32)
         policy[optimal] = 1.0 / len(optimal)
-        return Analysis(policy, float(value))
+        return Analysis(policy, float(value), pv=(int(optimal[0]),))

@@ -31,4 +31,5 @@ class UctAgent(Agent):
     def analyse(self, game: Game, state: np.ndarray) -> Analysis:
         result = self._run(game, state)
         policy = (result.visit_counts / max(result.visit_counts.sum(), 1)).astype(np.float32)
-        return Analysis(policy, result.root_value, result.visit_counts)
+        pv = (int(result.action),)  # its tree stays in the kernel's arrays: the move it plays
+        return Analysis(policy, result.root_value, result.visit_counts, pv)

@@ -179,6 +179,11 @@ class BatchedSearch:
             policy, visit_counts, root_value, action, q_values, prior, simulations, exact
         )
 
+    def principal_variation(self, i: int, max_moves: int = 20) -> list[int]:
+        """The moves the last search of tree ``i`` expects (``tree.principal_variation``)."""
+        self._check_index(i)
+        return tree.principal_variation(self._forest, i, max_moves)
+
     def _start_roots(self, states: np.ndarray, evaluate: Evaluator) -> None:
         """Roots for ``states``: kept subtrees, or new roots evaluated by the network."""
         if self.config.rollouts:  # the playouts draw from numba's generator: seeded from ours

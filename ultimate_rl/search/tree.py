@@ -210,3 +210,22 @@ def root_statistics(f, num_trees, visit_counts, q_values, prior, root_value):
             prior[b, a] = f.edge_prior[b, e]
             q_values[b, a] = f.edge_value_sum[b, e] / n if n > 0 else 0.0
         root_value[b] = f.value_sum[b, 0] / f.visits[b, 0]
+
+
+def principal_variation(f: Forest, b: int, max_moves: int) -> list[int]:
+    """The moves tree ``b``'s search expects from its root: the most visited move, then the
+    most visited reply in the position it leads to, and so on while the tree has visits there
+    (at most ``max_moves``). What an analysis shows beside the root's move shares."""
+    moves: list[int] = []
+    node = 0
+    while len(moves) < max_moves and f.num_edges[b, node] > 0:
+        first = int(f.first_edge[b, node])
+        visits = f.edge_visits[b, first : first + int(f.num_edges[b, node])]
+        best = int(np.argmax(visits))
+        if visits[best] == 0:
+            break
+        moves.append(int(f.edge_action[b, first + best]))
+        node = int(f.edge_child[b, first + best])
+        if node < 0:
+            break
+    return moves
