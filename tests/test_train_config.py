@@ -149,7 +149,9 @@ def test_loss_weights_name_every_loss():
     run = check_config(compose_train_config(["optim.loss_weights.value=0.5"]))
     aux_off = {"opponent_policy": 0.0, "soft_policy": 0.0, "ownership": 0.0}
     assert run.optim.loss_weights == {"policy": 1.0, "value": 0.5, **aux_off}
-    with pytest.raises(ConfigError, match=r"optim\.loss_weights.*\['opponent_policy', 'policy'"):
+    with pytest.raises(
+        ConfigError, match=r"optim\.loss_weights.*\['opponent_policy', 'ownership', 'policy'"
+    ):
         check_config(compose_train_config(["+optim.loss_weights.valeu=1"]))
 
 
