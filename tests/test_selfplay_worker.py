@@ -57,7 +57,7 @@ def test_selfplay_records_every_declared_target_in_its_dtype_and_shape():
     for target in ALL_TARGETS:
         array = getattr(data, target.name)  # each target reads as the attribute of its name
         assert array is data.targets[target.name] and array.dtype == target.dtype
-        assert array.shape == (len(data.states), *target.shape(game.num_actions))
+        assert array.shape == (len(data.states), *target.shape(game))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         _ = data.nothing
 

@@ -147,9 +147,11 @@ def test_sections_come_back_typed():
 
 def test_loss_weights_name_every_loss():
     run = check_config(compose_train_config(["optim.loss_weights.value=0.5"]))
-    aux_off = {"opponent_policy": 0.0, "soft_policy": 0.0}
+    aux_off = {"opponent_policy": 0.0, "soft_policy": 0.0, "ownership": 0.0}
     assert run.optim.loss_weights == {"policy": 1.0, "value": 0.5, **aux_off}
-    with pytest.raises(ConfigError, match=r"optim\.loss_weights.*\['opponent_policy', 'policy'"):
+    with pytest.raises(
+        ConfigError, match=r"optim\.loss_weights.*\['opponent_policy', 'ownership', 'policy'"
+    ):
         check_config(compose_train_config(["+optim.loss_weights.valeu=1"]))
 
 
@@ -175,7 +177,11 @@ def test_value_target_q_weight_is_a_fraction():
 def test_a_run_saved_with_value_loss_weight_keeps_that_weight():
     saved = OmegaConf.load(V1_RUN_CONFIG)
     assert "value_loss_weight" in saved.optim  # written before optim.loss_weights
-    aux_off = {"opponent_policy": 0.0, "soft_policy": 0.0}  # heads added since: off
+    aux_off = {
+        "opponent_policy": 0.0,
+        "soft_policy": 0.0,
+        "ownership": 0.0,
+    }  # heads added since: off
     assert check_config(saved).optim.loss_weights == {"policy": 1.0, "value": 1.0, **aux_off}
     saved = OmegaConf.load(V1_RUN_CONFIG)
     saved.optim.value_loss_weight = 0.25

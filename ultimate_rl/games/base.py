@@ -5,7 +5,7 @@ copies states (they are immutable by convention) and turns kernel results into P
 A subclass supplies everything that is the game's own, so no code outside ``games/`` needs to know
 which game it runs: its constants, initial state and symmetries, its board for the renderers
 (``board_shape``, ``picture``, ``action_cell``), its notation for people (``parse_move``,
-``move_text``, ``notation_help``), its mark names and its rules text.
+``move_text``, ``notation_help``), its mark names, its rules text and its ownership planes.
 """
 
 from __future__ import annotations
@@ -17,6 +17,12 @@ import numpy as np
 from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.board import BoardPicture, BoardShape
 from ultimate_rl.games.errors import GameOverError, IllegalActionError, InvalidStateError
+from ultimate_rl.games.ownership import (
+    OwnershipGrid,
+    OwnershipPlane,
+    ownership_grids,
+    read_ownership,
+)
 from ultimate_rl.games.symmetry import Symmetry
 
 
@@ -34,6 +40,8 @@ class Game:
     board_shape: BoardShape  # the grid the renderers draw
     action_cells: np.ndarray  # the grid cell each action plays on, where that is fixed
     side_notes: tuple[str, ...] = ()  # lines a text picture prints beside the board's rows
+    # the planes of the ownership target (``games.ownership``); none: no ownership head
+    ownership: ClassVar[tuple[OwnershipPlane, ...]] = ()
 
     # --- what a subclass provides -------------------------------------------------------------
     def initial_state(self) -> np.ndarray:
@@ -112,6 +120,16 @@ class Game:
         """``count`` seeded positions ``exact_action_values`` answers: the evaluation's
         optimal-move test set; [] for a game without a solver."""
         return []
+
+    @property
+    def ownership_grids(self) -> tuple[OwnershipGrid, ...]:
+        """The ``ownership`` planes on this game's board, in order (empty: no ownership)."""
+        return ownership_grids(self.ownership, self.board_shape)
+
+    def final_ownership(self, state: np.ndarray) -> np.ndarray:
+        """The ownership target of every position of a game that ended in ``state``, from the
+        first player's view: one int8 class per entry of ``ownership_grids``, laid flat."""
+        return read_ownership(self.ownership_grids, self.picture(state), self.mark_names)
 
     # --- shared API ----------------------------------------------------------------------------
     def check_state(self, state: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.board import BoardPicture, BoardShape, lines, won_lines
 from ultimate_rl.games.errors import MoveError, UnknownGameError
 from ultimate_rl.games.kernels import connect_four as kc
+from ultimate_rl.games.ownership import CELLS
 from ultimate_rl.games.symmetry import MIRROR, board_symmetries
 
 _STONE_CHARS = ("X", "O")
@@ -27,6 +28,7 @@ class ConnectFour(Game):
 
     name = "connect_four"
     game_id = kc.GAME_ID
+    ownership = (CELLS,)
     title = "Connect Four"
     notation_help = (
         "Type the column: a letter a-g or a number 1-7 from the left ('d' or '4' is the centre); "

@@ -20,6 +20,7 @@ from ultimate_rl.games.board import BoardPicture, BoardShape, lines
 from ultimate_rl.games.errors import MoveError, UnknownGameError
 from ultimate_rl.games.kernels import numerical_ttt as kn
 from ultimate_rl.games.notation import grid_cell, in_range
+from ultimate_rl.games.ownership import CELLS
 from ultimate_rl.games.solver import SolvedByTables
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
@@ -47,6 +48,7 @@ class NumericalTicTacToe(SolvedByTables, Game):
 
     name = "numerical_ttt"
     game_id = kn.GAME_ID
+    ownership = (CELLS,)
     title = "Numerical Tic-Tac-Toe"
     mark_names = ("odd", "even")
     notation_help = (

@@ -18,6 +18,7 @@ from ultimate_rl.games.board import BoardPicture, BoardShape, lines, won_lines
 from ultimate_rl.games.errors import InvalidStateError, MoveError, UnknownGameError
 from ultimate_rl.games.kernels import tictactoe as kt
 from ultimate_rl.games.notation import cell_name, grid_cell, in_range
+from ultimate_rl.games.ownership import CELLS
 from ultimate_rl.games.solver import SolvedByTables
 from ultimate_rl.games.symmetry import board_symmetries
 
@@ -29,6 +30,7 @@ class TicTacToe(SolvedByTables, Game):
 
     name = "tictactoe"
     game_id = kt.GAME_ID
+    ownership = (CELLS,)
     title = "Tic-Tac-Toe"
     notation_help = (
         "Type the column letter and row number ('b2' or '2b'), or row then column ('2 2' or "

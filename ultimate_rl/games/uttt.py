@@ -19,6 +19,7 @@ from ultimate_rl.games.board import BoardPicture, BoardShape, lines
 from ultimate_rl.games.errors import GameError, MoveError
 from ultimate_rl.games.kernels import uttt as ku
 from ultimate_rl.games.notation import cell_name, grid_cell, in_range
+from ultimate_rl.games.ownership import BLOCKS, CELLS
 from ultimate_rl.games.symmetry import board_symmetries
 
 _MARKS = ("X", "O")
@@ -48,6 +49,7 @@ class UltimateTicTacToe(Game):
 
     name = "uttt"
     game_id = ku.GAME_ID
+    ownership = (CELLS, BLOCKS)
     title = "Ultimate Tic-Tac-Toe"
     notation_help = (
         "Type the big board and the cell, both numbered 1-9 from the top left like a phone "

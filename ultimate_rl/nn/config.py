@@ -44,10 +44,12 @@ class ModelConfig:
     A preset then fails early on the wrong game instead of training a net sized for another
     board."""
     aux_heads: tuple[str, ...] = ()
-    """Extra policy-shaped outputs trained as auxiliary targets, which inference ignores:
+    """Extra outputs trained as auxiliary targets, which inference ignores:
     ``opponent_policy`` (the opponent's reply), ``soft_policy`` (KataGo's: the search policy
-    raised to 1/4, which ranks the moves search rarely plays). Each needs a weight > 0 in
-    ``optim.loss_weights``."""
+    raised to 1/4, which ranks the moves search rarely plays), both policy-shaped, and
+    ``ownership`` (KataGo's: the owner of every cell when the game ended and, for uttt, each
+    small board's result, mover's view; for games that declare ownership planes). Each needs a
+    weight > 0 in ``optim.loss_weights``."""
     global_pooling: bool = False
     """resnet: each residual block adds a per-channel bias computed from its board-wide mean
     and max (KataGo), so every cell sees the whole board in one block."""

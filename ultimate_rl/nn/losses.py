@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
+from ultimate_rl.games.ownership import UNKNOWN
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
-from ultimate_rl.nn.models import HeadOutputs, PolicyValueNet, mask_logits
+from ultimate_rl.nn.models import OWNERSHIP, HeadOutputs, PolicyValueNet, mask_logits
 
 
 @dataclass(frozen=True)
@@ -147,15 +149,42 @@ def opponent_policy_loss(
     return weighted_cross_entropy(log_probs, targets, (targets.sum(dim=-1) > 0.5).float()), {}
 
 
+def ownership_loss(
+    model: PolicyValueNet, outputs: HeadOutputs, batch: Batch
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Per ownership plane, the cross-entropy of each entry's classes against the final
+    position's (mover's view), averaged over the entries that have one (``UNKNOWN``: a
+    warm-start label), then the planes' mean, so every game's loss is on one scale;
+    diagnostics: each plane's accuracy (``ownership_<plane>_accuracy``)."""
+    logits, targets = outputs[OWNERSHIP].float(), batch.targets["ownership"].long()
+    losses, diagnostics = [], {}
+    start = 0
+    for grid, plane_targets in zip(
+        model.ownership, targets.split([g.size for g in model.ownership], dim=1), strict=True
+    ):
+        plane_logits = logits[:, start : start + grid.classes * grid.size]
+        plane_logits = plane_logits.reshape(-1, grid.classes, grid.size)
+        start += grid.classes * grid.size
+        known = (plane_targets != UNKNOWN).float()
+        entropy = F.cross_entropy(plane_logits, plane_targets.clamp(min=0), reduction="none")
+        count = known.sum().clamp(min=1.0)
+        losses.append((entropy * known).sum() / count)
+        with torch.no_grad():
+            right = (plane_logits.argmax(dim=1) == plane_targets).float() * known
+            diagnostics[f"ownership_{grid.plane.name}_accuracy"] = right.sum() / count
+    return torch.stack(losses).mean(), diagnostics
+
+
 LOSSES: tuple[Loss, ...] = (Loss("policy", policy_loss), Loss("value", value_loss))
 """The loss terms every model trains, in summation order."""
 
 AUX_LOSSES: dict[str, Loss] = {
     "opponent_policy": Loss("opponent_policy", opponent_policy_loss, ("opponent_policies",)),
     "soft_policy": Loss("soft_policy", soft_policy_loss),
+    OWNERSHIP: Loss(OWNERSHIP, ownership_loss, ("ownership",)),
 }
 """The auxiliary heads a model may add (``model.aux_heads``), each declared once, here, by its
-loss; ``nn.models`` gives every listed head a policy-shaped output."""
+loss; ``nn.models`` gives every listed head a policy-shaped output, but the ownership head's."""
 
 
 def losses_for(model: ModelConfig) -> tuple[Loss, ...]:

@@ -3,8 +3,9 @@
 Both map planes ``[N, C, H, W]`` (the game's ``encode``, mover's view) to named head outputs
 (``HeadOutputs``): ``"policy"``, logits ``[N, num_actions]``, and ``"value"``, ``[N]`` in [-1, 1]
 for the scalar head or ``[N, 3]`` win/draw/loss logits for the WDL head, plus one policy-shaped
-logits output per ``model.aux_heads`` entry. Names, not tuple positions, so a new head is one
-more key that only its loss (``nn.losses``) reads.
+logits output per ``model.aux_heads`` entry (``ownership``: the game's ownership planes, see
+``OwnershipHead``). Names, not tuple positions, so a new head is one more key that only its loss
+(``nn.losses``) reads.
 ``expected_value`` turns either value output into one number per position in [-1, 1], mover's
 view.
 """
@@ -22,10 +23,15 @@ from torch.nn import functional as F
 from torch.nn.utils.fusion import fuse_conv_bn_eval
 
 from ultimate_rl.games.base import Game
+from ultimate_rl.games.ownership import OwnershipGrid
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 
 HeadOutputs = dict[str, torch.Tensor]
 """A network's outputs by head name (``"policy"``, ``"value"``, and any head a model adds)."""
+
+OWNERSHIP = "ownership"
+"""The auxiliary head over the game's ownership planes (``games.ownership``), not the policy's
+shape."""
 
 # Logit given to illegal actions: softmax sends them to 0 without the NaNs that -inf gives when a
 # row has no legal action at all (terminal positions in a batch).
@@ -47,18 +53,28 @@ class PolicyValueNet(nn.Module):
     """Shared surface of every network: shapes, the config it was built from, value decoding."""
 
     def __init__(
-        self, config: ModelConfig, observation_shape: tuple[int, int, int], num_actions: int
+        self,
+        config: ModelConfig,
+        observation_shape: tuple[int, int, int],
+        num_actions: int,
+        ownership: tuple[OwnershipGrid, ...] = (),
     ) -> None:
         super().__init__()
         self.config = config
         self.observation_shape = tuple(int(d) for d in observation_shape)
         self.num_actions = int(num_actions)
+        self.ownership = ownership  # the game's ownership planes (``Game.ownership_grids``)
         self.value_outputs = 3 if config.value_head == "wdl" else 1
         self.aux_heads = nn.ModuleDict()  # filled last, so the other weights init as without
 
-    def _add_aux_heads(self, make_policy_head: Callable[[], nn.Module]) -> None:
-        """One head shaped like the policy's per ``config.aux_heads`` entry."""
-        self.aux_heads.update({name: make_policy_head() for name in self.config.aux_heads})
+    def _add_aux_heads(
+        self, make_policy_head: Callable[[], nn.Module], ownership_head: Callable[[], nn.Module]
+    ) -> None:
+        """One head per ``config.aux_heads`` entry: the ownership head, or one shaped like the
+        policy's."""
+        makers = {OWNERSHIP: ownership_head}
+        heads = {name: makers.get(name, make_policy_head)() for name in self.config.aux_heads}
+        self.aux_heads.update(heads)
 
     def expected_value(self, value_out: torch.Tensor) -> torch.Tensor:
         """One value per position in [-1, 1] (mover's view): tanh output or p_win - p_loss."""
@@ -114,13 +130,44 @@ class ResidualBlock(nn.Module):
         return F.relu(x + self.bn2(self.conv2(y)))
 
 
+class OwnershipHead(nn.Module):
+    """KataGo's ownership head: a 1x1-conv stack gives every cell each plane's class logits,
+    and a plane coarser than the board (uttt's small boards) averages them over each of its
+    entries' cells. Out: ``[N, sum(classes * entries)]``, plane after plane, class-major."""
+
+    def __init__(self, channels: int, hidden: int, grids: tuple[OwnershipGrid, ...]) -> None:
+        super().__init__()
+        self.grids = grids
+        self.conv = nn.Conv2d(channels, hidden, 1, bias=False)
+        self.bn = nn.BatchNorm2d(hidden)
+        self.out = nn.Conv2d(hidden, sum(grid.classes for grid in grids), 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        logits = self.out(F.relu(self.bn(self.conv(x))))
+        planes = logits.split([grid.classes for grid in self.grids], dim=1)
+        pooled = [
+            F.adaptive_avg_pool2d(plane, (grid.rows, grid.cols)).flatten(1)
+            for grid, plane in zip(self.grids, planes, strict=True)
+        ]
+        return torch.cat(pooled, dim=1)
+
+
+def ownership_outputs(grids: tuple[OwnershipGrid, ...]) -> int:
+    """The ownership head's logits per position: each plane's classes times its entries."""
+    return sum(grid.classes * grid.size for grid in grids)
+
+
 class ResNet(PolicyValueNet):
     """AlphaZero tower: 3x3 conv stem, ``blocks`` residual blocks, 1x1-conv policy/value heads."""
 
     def __init__(
-        self, config: ModelConfig, observation_shape: tuple[int, int, int], num_actions: int
+        self,
+        config: ModelConfig,
+        observation_shape: tuple[int, int, int],
+        num_actions: int,
+        ownership: tuple[OwnershipGrid, ...] = (),
     ) -> None:
-        super().__init__(config, observation_shape, num_actions)
+        super().__init__(config, observation_shape, num_actions, ownership)
         planes, height, width = self.observation_shape
         area = height * width
         c = config.channels
@@ -150,7 +197,9 @@ class ResNet(PolicyValueNet):
             nn.ReLU(),
             nn.Linear(config.value_hidden, self.value_outputs),
         )
-        self._add_aux_heads(policy_head)
+        self._add_aux_heads(
+            policy_head, lambda: OwnershipHead(c, config.policy_channels, ownership)
+        )
 
     def forward(self, planes: torch.Tensor) -> HeadOutputs:
         return self._heads(self.tower(self.stem(planes)))
@@ -160,9 +209,13 @@ class MLP(PolicyValueNet):
     """Fully connected trunk over the flattened planes: enough for 3x3 boards, and fast."""
 
     def __init__(
-        self, config: ModelConfig, observation_shape: tuple[int, int, int], num_actions: int
+        self,
+        config: ModelConfig,
+        observation_shape: tuple[int, int, int],
+        num_actions: int,
+        ownership: tuple[OwnershipGrid, ...] = (),
     ) -> None:
-        super().__init__(config, observation_shape, num_actions)
+        super().__init__(config, observation_shape, num_actions, ownership)
         layers: list[nn.Module] = [nn.Flatten()]
         width = math.prod(self.observation_shape)
         for hidden in config.mlp_hidden:
@@ -175,7 +228,10 @@ class MLP(PolicyValueNet):
             nn.ReLU(),
             nn.Linear(config.value_hidden, self.value_outputs),
         )
-        self._add_aux_heads(lambda: nn.Linear(width, num_actions))
+        self._add_aux_heads(
+            lambda: nn.Linear(width, num_actions),
+            lambda: nn.Linear(width, ownership_outputs(ownership)),
+        )
 
     def forward(self, planes: torch.Tensor) -> HeadOutputs:
         return self._heads(self.trunk(planes))
@@ -210,9 +266,14 @@ def build_model(
             f"{game.name!r} has {shape[1]}x{shape[2]} planes; pick a model preset for this game "
             "or set model.board_size=null"
         )
+    if OWNERSHIP in config.aux_heads and not game.ownership_grids:
+        raise ModelConfigError(
+            f"game {game.name!r} declares no ownership planes (Game.ownership); drop ownership "
+            "from model.aux_heads"
+        )
     cls = ARCHITECTURE_CLASSES[config.arch]
     if seed is None:
-        return cls(config, shape, game.num_actions)
+        return cls(config, shape, game.num_actions, game.ownership_grids)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return cls(config, shape, game.num_actions)
+        return cls(config, shape, game.num_actions, game.ownership_grids)

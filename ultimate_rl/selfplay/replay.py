@@ -47,7 +47,8 @@ class ReplayBuffer:
         self.num_actions = int(game.num_actions)
         self.specs = tuple(targets)
         self.states = np.zeros((self.capacity, layout.STATE_LEN), dtype=layout.STATE_DTYPE)
-        self.targets = {t.name: t.zeros(self.capacity, self.num_actions) for t in self.specs}
+        self.ownership_grids = game.ownership_grids  # how symmetries move the ownership target
+        self.targets = {t.name: t.zeros(self.capacity, game) for t in self.specs}
         self.size = 0  # filled slots: 0..size-1
         self.cursor = 0  # the slot the next position goes to
         self.total_added = 0  # positions ever added (a statistic; the window keeps `capacity`)
@@ -94,7 +95,7 @@ class ReplayBuffer:
     def _checked(self, target: Target, values: Any, n: int) -> np.ndarray:
         """``values`` as ``n`` entries of ``target``'s shape (one value is broadcast)."""
         array = np.asarray(values, dtype=target.dtype)
-        want = (n, *target.shape(self.num_actions))
+        want = (n, *self.targets[target.name].shape[1:])
         if array.ndim == 0:
             return np.broadcast_to(array, want)
         if array.shape != want:
@@ -126,7 +127,9 @@ class ReplayBuffer:
         kernels.encode_batch(self.states[index], planes, masks)
         batch = Batch(planes, masks, {name: a[index] for name, a in self.targets.items()})
         if symmetries:
-            batch = apply_random_symmetries(batch, symmetries, rng, self.specs)
+            batch = apply_random_symmetries(
+                batch, symmetries, rng, self.specs, self.ownership_grids
+            )
         return batch
 
     def state_dict(self) -> dict[str, Any]:

@@ -9,9 +9,10 @@ Dirichlet noise at the root, playout-cap randomisation (a share of moves searche
 as value targets only), resignation (with a share of games that play on, to measure how often
 resigning would have been wrong) and tree reuse. Value targets are the final result from each
 mover's point of view; each position also records its root search value (``root_values``, to mix
-into the value target) and the next position's policy target (``opponent_policies``: the
-opponent's reply, all zeros where there is none), which training stores only when a recipe
-option uses them (``train.learner``).
+into the value target), the next position's policy target (``opponent_policies``: the
+opponent's reply, all zeros where there is none) and the ownership of the game's final position
+(``ownership``, mover's view; a resigned game's last position), which training stores only when a
+recipe option uses them (``train.learner``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 
 from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
+from ultimate_rl.games.ownership import movers_view
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
@@ -101,10 +103,10 @@ class SelfPlayData:
         return targets[name]
 
     @classmethod
-    def empty(cls, num_actions: int) -> SelfPlayData:
+    def empty(cls, game: Game) -> SelfPlayData:
         """No positions, every array of its shape: what a round of no games returns."""
         states = np.zeros((0, layout.STATE_LEN), layout.STATE_DTYPE)
-        return cls(states, {t.name: t.zeros(0, num_actions) for t in ALL_TARGETS})
+        return cls(states, {t.name: t.zeros(0, game) for t in ALL_TARGETS})
 
     @classmethod
     def concatenate(cls, parts: list[SelfPlayData]) -> SelfPlayData:
@@ -163,7 +165,7 @@ class _SelfPlayRound:
         self.num_games, self.started = num_games, 0
         self.stats = SelfPlayStats()
         # one part per finished game, after an empty one: a round of no games has its arrays too
-        self.recorded = [SelfPlayData.empty(game.num_actions)]
+        self.recorded = [SelfPlayData.empty(game)]
         self.live = [self._start_game(i) for i in range(slots)]
 
     def _start_game(self, row: int) -> _LiveGame:
@@ -232,7 +234,8 @@ class _SelfPlayRound:
         if game.would_resign >= 0:
             stats.resign_checks += 1
             stats.resign_false += first_player_result * (1 - 2 * game.would_resign) >= 0
-        self.recorded.append(_game_data(game.history, first_player_result))
+        ownership = self.game.final_ownership(game.state)
+        self.recorded.append(_game_data(game.history, first_player_result, ownership))
         if self.started < self.num_games:
             self.live[row] = self._start_game(row)
             return
@@ -271,10 +274,13 @@ class SelfPlayWorker:
 
 
 def _game_data(
-    history: list[tuple[np.ndarray, np.ndarray, bool, float]], first_player_result: float
+    history: list[tuple[np.ndarray, np.ndarray, bool, float]],
+    first_player_result: float,
+    final_ownership: np.ndarray,
 ) -> SelfPlayData:
     """A finished game's positions with their targets: each move's search, the game's result
-    from the mover's view, and the reply's policy where a full search gave it."""
+    and its final position's ownership (``Game.final_ownership``) from the mover's view, and
+    the reply's policy where a full search gave it."""
     states = np.stack([move[0] for move in history])
     policies = np.stack([move[1] for move in history])
     full = np.array([move[2] for move in history])
@@ -282,4 +288,6 @@ def _game_data(
     values = first_player_result * (1.0 - 2.0 * states[:, layout.PLAYER])
     replies = np.zeros_like(policies)
     replies[:-1] = np.where(full[1:, None], policies[1:], 0.0)
-    return SelfPlayData(states, search_targets(policies, values, root_values, full, replies))
+    ownership = movers_view(final_ownership, states[:, layout.PLAYER])
+    targets = search_targets(policies, values, root_values, full, ownership, replies)
+    return SelfPlayData(states, targets)

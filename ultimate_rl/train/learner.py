@@ -267,6 +267,19 @@ class Learner:
         self.selfplay_model.load_state_dict(self.model.state_dict())
         return checkpoint.model_config if grew else None
 
+    def _check_heads(self, model_state: dict[str, torch.Tensor]) -> None:
+        """A resumed network must have this run's auxiliary heads: one more or one fewer is a
+        ``ConfigError`` naming ``model.aux_heads`` (a head is added by ``train.init_from``)."""
+        saved = sorted({key.split(".")[1] for key in model_state if key.startswith("aux_heads.")})
+        have = sorted(self.model.aux_heads)
+        if saved != have:
+            raise ConfigError(
+                f"the run's checkpoint holds a network with model.aux_heads={_override(saved)}, "
+                f"this config asks for model.aux_heads={_override(have)}: a resumed run keeps "
+                f"its heads. Resume with model.aux_heads={_override(saved)}, or start a new run "
+                "from its weights with train.init_from=CHECKPOINT (heads it lacks start fresh)"
+            )
+
     def promote(self) -> None:
         """Gating accepted the new network: self-play plays with its weights from now on."""
         self.selfplay_model.load_state_dict(self.model.state_dict())
@@ -298,6 +311,7 @@ class Learner:
         """Resumes from a numbered snapshot (its ``latest.pt`` lost): the weights, and the
         counters and random streams where the snapshot has them (older ones hold the iteration
         and minutes only); the optimiser and replay buffer stay fresh."""
+        self._check_heads(model_state)
         self.model.load_state_dict(model_state)
         self.selfplay_model.load_state_dict(model_state)
         if "progress" in extra:
@@ -314,6 +328,7 @@ class Learner:
         A gated learner's self-play copy gets the saved self-play weights, or the model's when
         the run was not gated before (gating then starts from the latest network).
         """
+        self._check_heads(state["model"])
         self.model.load_state_dict(state["model"])
         if self.selfplay_model is not self.model:
             self.selfplay_model.load_state_dict(state.get("selfplay_model", state["model"]))

@@ -27,7 +27,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.checkpoint import save_checkpoint
 from ultimate_rl.search.uct import UCT
-from ultimate_rl.selfplay.targets import search_targets
+from ultimate_rl.selfplay.targets import search_targets, unplayed_ownership
 from ultimate_rl.train.config import WarmStartSection
 from ultimate_rl.train.learner import Learner
 from ultimate_rl.workers import (
@@ -129,7 +129,9 @@ def learn_labels(
     states, policies, values = labels
     if len(states):
         # UCT's root value is both the value target and the root value; a label has no reply
-        given = search_targets(policies, values, values, np.ones(len(states), bool))
+        # and, its game not played out, no ownership
+        unplayed = unplayed_ownership(learner.run.game, len(states))
+        given = search_targets(policies, values, values, np.ones(len(states), bool), unplayed)
         learner.replay.add(states, {name: given[name] for name in learner.replay.targets})
         learner.progress.warm_start_positions += len(states)
     if not len(learner.replay) or steps <= 0:
