@@ -1,7 +1,8 @@
 """The perfect-play verdict (``train/every_line.py``): every opponent line, at every budget.
 
-An exact network (the solver's values and best moves) holds at every budget; one wrong move on
-one line, reachable only after an opponent's blunder, or at one budget only, fails the verdict.
+An exact network (the solver's values and best moves) holds; one wrong move on one line,
+reachable only after an opponent's blunder, or a losing move among tied ones, or at one budget
+only, fails the verdict.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def solver_player(ttt, flaw: bytes | None = None):
         best = solve(ttt, state)[1].tolist()
         return next((a for a in BLUNDER_LINE if a in best), best[0])
 
-    return lambda states: np.array([choose(s) for s in states])
+    return lambda states: [np.array([choose(s)]) for s in states]
 
 
 def test_a_solver_player_never_loses_a_line(ttt):
@@ -89,10 +90,24 @@ def test_a_loss_after_the_opponents_blunder_counts(ttt):
     assert worst_line(ttt, flawed, side=0) == 0  # X never meets that position
 
 
-def test_an_exact_network_holds_every_line_at_every_budget(ttt, exact):
-    report = walk_budgets(ttt, exact, BUDGETS)
-    assert report == {key(b, side): 0 for b in BUDGETS for side in (0, 1)}
-    assert holds_every_line(ttt, report, BUDGETS)
+def test_every_tied_move_is_followed(ttt):
+    """A player that may pick the losing move of a tie (a search's equal visits) can lose."""
+    flaw = ttt.apply_sequence(BLUNDER_LINE).tobytes()
+    solver = solver_player(ttt)
+
+    def tied(states):
+        return [
+            np.array([6, LOSING_REPLY]) if s.tobytes() == flaw else solver([s])[0] for s in states
+        ]
+
+    assert worst_line(ttt, tied, side=1) == -1
+
+
+def test_an_exact_network_holds_every_line(ttt, exact):
+    budgets = BUDGETS[:2]  # the raw policy and a search (longer ones: the same walk, slower)
+    report = walk_budgets(ttt, exact, budgets)
+    assert report == {key(b, side): 0 for b in budgets for side in (0, 1)}
+    assert holds_every_line(ttt, report, budgets)
 
 
 def test_one_budget_losing_one_line_fails_the_verdict(ttt, exact, monkeypatch):

@@ -70,6 +70,13 @@ class SearchAgent:
     def __call__(self, state: np.ndarray) -> int:
         return int(self.agent.select_action(self.game, state))
 
+    def choices(self, state: np.ndarray) -> list[int]:
+        """Every move the agent may play: it breaks ties in its search's visits at random."""
+        if self.agent.num_simulations == 0:
+            return [self(state)]
+        visits = self.agent.analyse(self.game, state).visit_counts
+        return np.flatnonzero(visits == visits.max()).tolist()
+
 
 def optimal_rate(
     game: Game, policy: Callable[[np.ndarray], int], positions: list[np.ndarray]
@@ -79,21 +86,21 @@ def optimal_rate(
 
 def lost_lines(
     game: Game,
-    policy: Callable[[np.ndarray], int],
+    choices: Callable[[np.ndarray], list[int]],
     state: np.ndarray,
     side: int,
     line: tuple[int, ...] = (),
 ) -> list[tuple[int, ...]]:
-    """Every line of the opponent's legal moves (any move, not only the solver's) on which
-    ``policy``, playing ``side``, loses: the moves from ``state``."""
+    """Every line of the opponent's legal moves (any move, not only the solver's) on which a
+    player making any move of ``choices``, as ``side``, loses: the moves from ``state``."""
     if game.is_terminal(state):
         first = game.returns(state)
         return [line] if (first if side == 0 else -first) < 0 else []
-    moves = [policy(state)] if game.current_player(state) == side else game.legal_actions(state)
+    moves = choices(state) if game.current_player(state) == side else game.legal_actions(state)
     return [
         lost
         for move in map(int, moves)
-        for lost in lost_lines(game, policy, game.apply(state, move), side, (*line, move))
+        for lost in lost_lines(game, choices, game.apply(state, move), side, (*line, move))
     ]
 
 
@@ -102,14 +109,15 @@ BUDGETS = (0, 32, 200, 800)  # the raw policy and the searches a user may play i
 
 def assert_never_loses(run_dir: Path, game: Game) -> None:
     """The checkpoint, as the network agent at every budget of ``BUDGETS``, loses no line of
-    any opponent, as first or as second player: one agent walking every line (its tree kept
-    from move to move, as in a game) and one that searches each position afresh."""
+    any opponent, as first or as second player, whichever of its tied moves it picks: one agent
+    walking every line (its tree kept from move to move, as in a game) and one that searches
+    each position afresh."""
     lost = {}
     for budget in BUDGETS:
         for options in ({}, {"tree_reuse": False})[: 2 if budget else 1]:
             policy = SearchAgent(run_dir, game, budget, **options)
             for side in (0, 1):
-                found = lost_lines(game, policy, game.initial_state(), side)
+                found = lost_lines(game, policy.choices, game.initial_state(), side)
                 if found:
                     lost[(budget, "XO"[side], "fresh" if options else "kept")] = (
                         len(found),

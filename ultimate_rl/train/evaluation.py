@@ -39,13 +39,19 @@ class NetworkPlayer:
 
     def actions(self, states: np.ndarray) -> np.ndarray:
         """Best move of each row of ``states`` (no noise, temperature 0)."""
+        return self.scored_moves(states)[1]
+
+    def scored_moves(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's move scores and best move: the raw policy's masked logits and their
+        argmax, or the search's root visits and a most visited move (ties broken at random, as
+        the network agent breaks them: every tied move is one it may play)."""
         n = len(states)
         if self.num_simulations == 0:
             planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
             masks = np.zeros((n, self.game.num_actions), dtype=bool)
             kernels.encode_batch(states, planes, masks)
-            logits, _ = self.evaluate(planes, masks)
-            return np.where(masks, logits, -np.inf).argmax(axis=1)
+            logits = np.where(masks, self.evaluate(planes, masks)[0], -np.inf)
+            return logits, logits.argmax(axis=1)
         if self._searcher is None or self._searcher.batch_size < n:
             self._searcher = BatchedSearch(self.game, n, self.search, seed=0)
         for i in range(n):
@@ -58,7 +64,7 @@ class NetworkPlayer:
             temperature=0.0,
             stop_early=True,  # the same move, once it can no longer change
         )
-        return out.action
+        return out.visit_counts, out.action
 
 
 @dataclass
