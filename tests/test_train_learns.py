@@ -4,7 +4,8 @@ Each test runs the real command (``scripts/train.py experiment=...``), then judg
 checkpoint itself, with its own positions and its own game-tree walks (tic-tac-toe: the network
 agent at the raw policy and at 32, 200 and 800 simulations against every line of opponent
 moves), never the run's log. The presets stop on their own once perfect or out of time
-(``train.max_minutes``: 3 for tic-tac-toe, 20 for numerical tic-tac-toe).
+(``train.max_minutes``: 20 for numerical tic-tac-toe; tic-tac-toe's 3, lifted here, and its 200
+iterations).
 """
 
 from __future__ import annotations
@@ -168,7 +169,9 @@ BF16 = ["selfplay.inference=torch_bf16", "train.iterations=400"]
 def test_tictactoe_quick_reaches_perfect_play(tmp_path: Path, overrides: list[str]):
     if any("ray" in o for o in overrides):
         pytest.importorskip("ray")
-    run_preset("tictactoe_quick", tmp_path, 600, *overrides)
+    # the preset's 200 iterations bound it; its 3 minutes are too few on a machine loaded 10
+    # deep (measured: seed 0 perfect at iteration 52 after 4.1 minutes), so they are lifted here
+    run_preset("tictactoe_quick", tmp_path, 900, "train.max_minutes=12", *overrides)
     game = make("tictactoe")
     assert_never_loses(tmp_path, game)
     policy = RawPolicy(tmp_path, game)
