@@ -34,26 +34,11 @@ def ttt():
 
 
 @pytest.fixture(scope="module")
-def by_planes(ttt):
-    """Every reachable tic-tac-toe position, keyed by its network planes."""
-    found: dict[bytes, np.ndarray] = {}
-    stack = [ttt.initial_state()]
-    while stack:
-        state = stack.pop()
-        if ttt.encode(state).tobytes() in found:
-            continue
-        found[ttt.encode(state).tobytes()] = state
-        if not ttt.is_terminal(state):
-            stack.extend(ttt.apply(state, int(a)) for a in ttt.legal_actions(state))
-    return found
-
-
-@pytest.fixture(scope="module")
-def exact(ttt, by_planes):
+def exact(ttt, ttt_positions):
     """A network that knows the game: the solver's value, its best moves as the policy."""
 
     def evaluate(planes, masks):
-        states = [by_planes[p.tobytes()] for p in planes]
+        states = [ttt_positions[p.tobytes()] for p in planes]
         logits = np.full(masks.shape, -4.0, np.float32)
         for row, state in enumerate(states):
             logits[row, solve(ttt, state)[1]] = 0.0
