@@ -23,22 +23,6 @@ def uttt():
 
 
 @pytest.fixture(scope="module")
-def ttt_positions(ttt):
-    """Every reachable tic-tac-toe position, keyed by its network planes."""
-    by_planes: dict[bytes, np.ndarray] = {}
-    stack = [ttt.initial_state()]
-    while stack:
-        state = stack.pop()
-        key = ttt.encode(state).tobytes()
-        if key in by_planes:
-            continue
-        by_planes[key] = state
-        if not ttt.is_terminal(state):
-            stack.extend(ttt.apply(state, int(a)) for a in ttt.legal_actions(state))
-    return by_planes
-
-
-@pytest.fixture(scope="module")
 def solver_evaluator(ttt, ttt_positions):
     """Uniform priors and the exact value (from the solver) of each leaf."""
 

@@ -1,9 +1,11 @@
 """The proof that the pipeline learns: the presets reach perfect play on the solved games.
 
 Each test runs the real command (``scripts/train.py experiment=...``), then judges the saved
-checkpoint itself, with its own positions and its own game-tree walk against the exact solver,
-never the run's log. The presets stop on their own once perfect or out of time
-(``train.max_minutes``: 3 for tic-tac-toe, 20 for numerical tic-tac-toe).
+checkpoint itself, with its own positions and its own game-tree walks (tic-tac-toe: the network
+agent at the raw policy and at 32, 200 and 800 simulations against every line of opponent
+moves), never the run's log. The presets stop on their own once perfect or out of time
+(``train.max_minutes``: 20 for numerical tic-tac-toe; tic-tac-toe's 3, lifted here, and its 200
+iterations).
 """
 
 from __future__ import annotations
@@ -53,16 +55,28 @@ class RawPolicy:
 
 
 class SearchAgent:
-    """The checkpoint played by ``ultimate_rl.agents``' network agent (search, no noise)."""
+    """The checkpoint played by ``ultimate_rl.agents``' network agent (search, no noise), as a
+    user plays it; ``options`` go to the agent (e.g. ``tree_reuse=False``)."""
 
-    def __init__(self, run_dir: Path, game: Game, num_simulations: int) -> None:
+    def __init__(self, run_dir: Path, game: Game, num_simulations: int, **options) -> None:
         self.agent = make_agent(
-            "network", checkpoint=run_dir / CHECKPOINT, num_simulations=num_simulations, seed=0
+            "network",
+            checkpoint=run_dir / CHECKPOINT,
+            num_simulations=num_simulations,
+            seed=0,
+            **options,
         )
         self.game = game
 
     def __call__(self, state: np.ndarray) -> int:
         return int(self.agent.select_action(self.game, state))
+
+    def choices(self, state: np.ndarray) -> list[int]:
+        """Every move the agent may play: it breaks ties in its search's visits at random."""
+        if self.agent.num_simulations == 0:
+            return [self(state)]
+        visits = self.agent.analyse(self.game, state).visit_counts
+        return np.flatnonzero(visits == visits.max()).tolist()
 
 
 def optimal_rate(
@@ -71,17 +85,46 @@ def optimal_rate(
     return float(np.mean([policy(s) in set(solve(game, s)[1].tolist()) for s in positions]))
 
 
-def worst_result(
-    game: Game, policy: Callable[[np.ndarray], int], state: np.ndarray, side: int
-) -> float:
-    """The network's worst result (+1/0/-1) over EVERY line the exact solver may choose."""
+def lost_lines(
+    game: Game,
+    choices: Callable[[np.ndarray], list[int]],
+    state: np.ndarray,
+    side: int,
+    line: tuple[int, ...] = (),
+) -> list[tuple[int, ...]]:
+    """Every line of the opponent's legal moves (any move, not only the solver's) on which a
+    player making any move of ``choices``, as ``side``, loses: the moves from ``state``."""
     if game.is_terminal(state):
         first = game.returns(state)
-        return first if side == 0 else -first
-    if game.current_player(state) == side:
-        return worst_result(game, policy, game.apply(state, policy(state)), side)
-    replies = solve(game, state)[1]
-    return min(worst_result(game, policy, game.apply(state, int(a)), side) for a in replies)
+        return [line] if (first if side == 0 else -first) < 0 else []
+    moves = choices(state) if game.current_player(state) == side else game.legal_actions(state)
+    return [
+        lost
+        for move in map(int, moves)
+        for lost in lost_lines(game, choices, game.apply(state, move), side, (*line, move))
+    ]
+
+
+BUDGETS = (0, 32, 200, 800)  # the raw policy and the searches a user may play it with
+
+
+def assert_never_loses(run_dir: Path, game: Game) -> None:
+    """The checkpoint, as the network agent at every budget of ``BUDGETS``, loses no line of
+    any opponent, as first or as second player, whichever of its tied moves it picks: one agent
+    walking every line (its tree kept from move to move, as in a game) and one that searches
+    each position afresh."""
+    lost = {}
+    for budget in BUDGETS:
+        for options in ({}, {"tree_reuse": False})[: 2 if budget else 1]:
+            policy = SearchAgent(run_dir, game, budget, **options)
+            for side in (0, 1):
+                found = lost_lines(game, policy.choices, game.initial_state(), side)
+                if found:
+                    lost[(budget, "XO"[side], "fresh" if options else "kept")] = (
+                        len(found),
+                        found[0],
+                    )
+    assert not lost, f"(simulations, side, tree): (lost lines, the first) {lost}"
 
 
 def results_vs_sampled_solver(
@@ -126,13 +169,12 @@ BF16 = ["selfplay.inference=torch_bf16", "train.iterations=400"]
 def test_tictactoe_quick_reaches_perfect_play(tmp_path: Path, overrides: list[str]):
     if any("ray" in o for o in overrides):
         pytest.importorskip("ray")
-    run_preset("tictactoe_quick", tmp_path, 600, *overrides)
+    # the preset's 200 iterations bound it; its 3 minutes are too few on a machine loaded 10
+    # deep (measured: seed 0 perfect at iteration 52 after 4.1 minutes), so they are lifted here
+    run_preset("tictactoe_quick", tmp_path, 900, "train.max_minutes=12", *overrides)
     game = make("tictactoe")
+    assert_never_loses(tmp_path, game)
     policy = RawPolicy(tmp_path, game)
-    start = game.initial_state()
-    # never loses against the exact solver, whichever of its best moves it picks, either side
-    assert worst_result(game, policy, start, side=0) >= 0
-    assert worst_result(game, policy, start, side=1) >= 0
     assert optimal_rate(game, policy, sample_positions(game, 200, seed=FIXED_SET)) >= 0.98
 
 

@@ -81,19 +81,16 @@ class NetworkAgent(Agent):
             raise ValueError(
                 f"time_per_move must be a positive number of seconds or None, got {time_per_move!r}"
             )
-        search_options.setdefault("leaves_per_tree", default_leaves_per_tree(int(num_simulations)))
         self.num_simulations = int(num_simulations)
         self.time_per_move = None if time_per_move is None else float(time_per_move)
         self.temperature = float(temperature)
         self.seed = seed
         # Checked now so bad search options fail at construction, not at the first move.
-        self.search_config = SearchConfig.from_dict(
-            {
-                "algorithm": algorithm,
-                "num_simulations": max(self.num_simulations, 1),
-                "temperature": self.temperature,
-                **search_options,
-            }
+        self.search_config = agent_search_config(
+            self.num_simulations,
+            algorithm=algorithm,
+            temperature=self.temperature,
+            **search_options,
         )
         self.stop_early = bool(stop_early)  # the search applies it where it can (greedy PUCT)
         self.model = self.checkpoint.build_model(device).for_inference()  # play only: BN folded
@@ -170,6 +167,22 @@ class NetworkAgent(Agent):
             f"leaves_per_tree={self.search_config.leaves_per_tree}, "
             f"time_per_move={self.time_per_move}, inference={self.evaluate.backend!r})"
         )
+
+
+def agent_search_config(
+    num_simulations: int, algorithm: str = "puct", temperature: float = 0.0, **search_options: Any
+) -> SearchConfig:
+    """The search a network agent of ``num_simulations`` runs (``leaves_per_tree`` unless given:
+    ``default_leaves_per_tree``); training judges perfect play with this same search."""
+    search_options.setdefault("leaves_per_tree", default_leaves_per_tree(int(num_simulations)))
+    return SearchConfig.from_dict(
+        {
+            "algorithm": algorithm,
+            "num_simulations": max(int(num_simulations), 1),
+            "temperature": temperature,
+            **search_options,
+        }
+    )
 
 
 def default_leaves_per_tree(num_simulations: int) -> int:

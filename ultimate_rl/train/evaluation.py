@@ -5,7 +5,7 @@ All evaluation games run side by side so the network's moves of every game are o
 ``random``, ``uct`` (``ultimate_rl.agents``) and, for solved games, ``perfect`` (the exact
 solver, picking uniformly among the value-keeping moves). Solved games also get the optimal-move
 rate on a fixed, seeded set of random-play positions (``ultimate_rl.games.sample_positions``, the
-set ``ultimate_rl.evaluate`` scores too).
+set ``ultimate_rl.evaluate`` scores too); whether the play is perfect is ``every_line``'s verdict.
 
 Gating plays the candidate network against the self-play network the same way, both sides
 batched, from seeded random openings that each pair of games plays once from either side (two
@@ -21,7 +21,7 @@ import numpy as np
 
 from ultimate_rl.agents.match import BatchPlayer, play_games
 from ultimate_rl.faults import failpoint
-from ultimate_rl.games import Game, kernels, layout, random_opening, solve
+from ultimate_rl.games import Game, kernels, random_opening, solve
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
 
@@ -39,13 +39,19 @@ class NetworkPlayer:
 
     def actions(self, states: np.ndarray) -> np.ndarray:
         """Best move of each row of ``states`` (no noise, temperature 0)."""
+        return self.scored_moves(states)[1]
+
+    def scored_moves(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's move scores and best move: the raw policy's masked logits and their
+        argmax, or the search's root visits and a most visited move (ties broken at random, as
+        the network agent breaks them: every tied move is one it may play)."""
         n = len(states)
         if self.num_simulations == 0:
             planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
             masks = np.zeros((n, self.game.num_actions), dtype=bool)
             kernels.encode_batch(states, planes, masks)
-            logits, _ = self.evaluate(planes, masks)
-            return np.where(masks, logits, -np.inf).argmax(axis=1)
+            logits = np.where(masks, self.evaluate(planes, masks)[0], -np.inf)
+            return logits, logits.argmax(axis=1)
         if self._searcher is None or self._searcher.batch_size < n:
             self._searcher = BatchedSearch(self.game, n, self.search, seed=0)
         for i in range(n):
@@ -56,8 +62,9 @@ class NetworkPlayer:
             add_noise=False,
             num_simulations=self.num_simulations,
             temperature=0.0,
+            stop_early=True,  # the same move, once it can no longer change
         )
-        return out.action
+        return out.visit_counts, out.action
 
 
 @dataclass
@@ -147,51 +154,6 @@ def optimal_move_rate(game: Game, player: NetworkPlayer, positions: list[np.ndar
     return float(np.mean(hits))
 
 
-def worst_case_vs_solver(
-    game: Game, player: NetworkPlayer, side: int, max_positions: int = 100_000
-) -> int | None:
-    """The network's worst result (+1/0/-1) over EVERY line of best moves the solver may pick.
-
-    A breadth-first walk of the game tree (transpositions merged; the network's moves of a ply
-    in one batch). ``None`` if a ply holds more than ``max_positions`` positions.
-    """
-    frontier = {game.initial_state().tobytes(): game.initial_state()}
-    worst = 1
-    while frontier:
-        following: dict[bytes, np.ndarray] = {}
-        states = list(frontier.values())
-        ongoing = [s for s in states if s[layout.STATUS] == layout.ONGOING]
-        for state in states:
-            if state[layout.STATUS] != layout.ONGOING:
-                result = int(kernels.outcome(state))
-                worst = min(worst, result if side == 0 else -result)
-        mine = [s for s in ongoing if s[layout.PLAYER] == side]
-        moves = player.actions(np.stack(mine)) if mine else []
-        replies = [(s, a) for s in ongoing if s[layout.PLAYER] != side for a in solve(game, s)[1]]
-        for state, action in [*zip(mine, moves, strict=True), *replies]:
-            child = state.copy()
-            kernels.apply(child, int(action))
-            following[child.tobytes()] = child
-        if len(following) > max_positions:
-            return None
-        frontier = following
-    return worst
-
-
-def is_perfect(game: Game, report: dict[str, Any], min_optimal_rate: float) -> bool:
-    """Optimal-move rate high enough and, against the solver, never below the game's value
-    (judged on every line of the solver's best moves when the walk fits, else on the games)."""
-    versus = report.get("perfect")
-    if versus is None or report.get("optimal_rate", 0.0) < min_optimal_rate:
-        return False
-    value_first = solve(game, game.initial_state())[0]
-    worst = {}
-    for label in ("first", "second"):
-        walked = report.get(f"perfect_worst_case_{label}")
-        worst[label] = versus[f"worst_as_{label}"] if walked is None else walked
-    return worst["first"] >= value_first and worst["second"] >= -value_first
-
-
 def evaluate_network(
     game: Game,
     evaluate: Evaluator,
@@ -207,9 +169,6 @@ def evaluate_network(
         failpoint("evaluation")  # tests: a kill between two evaluation matches
         opponent = make_opponent(game, name, cfg, seed + index)
         report[name] = batched_match(game, player.actions, opponent, int(cfg.games)).as_dict()
-        if name == "perfect":
-            for side, label in ((0, "first"), (1, "second")):
-                report[f"perfect_worst_case_{label}"] = worst_case_vs_solver(game, player, side)
     if positions:
         report["optimal_rate"] = optimal_move_rate(game, player, positions)
     return report

@@ -49,7 +49,8 @@ from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.train.checkpoints import RunCheckpoints
 from ultimate_rl.train.config import ConfigError, RunConfig, TrainSection, check_config
-from ultimate_rl.train.evaluation import evaluate_network, gating_match, is_perfect
+from ultimate_rl.train.evaluation import evaluate_network, gating_match
+from ultimate_rl.train.every_line import judge_perfect
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, RunLog
 from ultimate_rl.train.run import RunFolderLock
@@ -243,8 +244,8 @@ class PeriodicEvaluation:
             report = evaluate_network(
                 run.game, self.evaluate, run.search, run.eval, run.seed, self.positions
             )
-            progress.perfect = self.solved and is_perfect(
-                run.game, report, run.eval.perfect_optimal_rate
+            progress.perfect = self.solved and judge_perfect(
+                run.game, self.evaluate, report, run.eval
             )
         if self.rating_hook and due(progress.iteration, run.eval.elo_every):
             rating = self.rating_hook(self.snapshot(learner), progress.step)

@@ -81,7 +81,8 @@ class TrainSection:
     curve (``scripts/evaluate.py run=RUN_DIR``); 0: none."""
     stop_when_perfect: bool = False
     """Solved games only: stop once an evaluation finds the play perfect
-    (``eval.perfect_optimal_rate`` and no game lost to the solver); needs ``eval.every > 0``."""
+    (``eval.perfect_optimal_rate``, no game lost to the solver, and no opponent line lost at
+    any of ``eval.perfect_budgets``); needs ``eval.every > 0``."""
     probe_image_every: int = 5
     """Iterations between TensorBoard images of the network's policy and value on the probe
     positions (0: none)."""
@@ -184,6 +185,10 @@ class EvalSection:
     perfect_optimal_rate: float = 0.98
     """``train.stop_when_perfect``: the optimal-move rate needed (with no game lost to the
     solver) to call the play perfect."""
+    perfect_budgets: list[int] = field(default_factory=lambda: [0, 32, 200, 800])
+    """Perfect play must hold at each of these searches (simulations a move; 0: the raw policy),
+    played as ``agents.make("network", num_simulations=N)`` plays: at none may a line of the
+    opponent's legal moves, from either side, end below the game's value."""
     elo_every: int = 0
     """Iterations between Elo ratings against the ``elo_opponents`` ladder (0: off), logged as
     ``eval/elo``, ``eval/elo_ci_low``/``high`` and ``eval/score_vs/<rung>``. Needs the rater

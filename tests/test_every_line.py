@@ -1,0 +1,131 @@
+"""The perfect-play verdict (``train/every_line.py``): every opponent line, at every budget.
+
+An exact network (the solver's values and best moves) holds; one wrong move on one line,
+reachable only after an opponent's blunder, or a losing move among tied ones, or at one budget
+only, fails the verdict.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from ultimate_rl.games import make, solve
+from ultimate_rl.train import every_line
+from ultimate_rl.train.every_line import (
+    holds_every_line,
+    judge_perfect,
+    key,
+    walk_budgets,
+    worst_line,
+)
+
+BUDGETS = [0, 32, 200, 800]
+# X (the opponent) blunders with 7 (O wins from there); after X's 8, O wins on 6, and its 5 loses
+BLUNDER_LINE = [1, 4, 7, 2, 8]
+LOSING_REPLY = 5
+
+
+@pytest.fixture(scope="module")
+def ttt():
+    return make("tictactoe")
+
+
+@pytest.fixture(scope="module")
+def exact(ttt, ttt_positions):
+    """A network that knows the game: the solver's value, its best moves as the policy."""
+
+    def evaluate(planes, masks):
+        states = [ttt_positions[p.tobytes()] for p in planes]
+        logits = np.full(masks.shape, -4.0, np.float32)
+        for row, state in enumerate(states):
+            logits[row, solve(ttt, state)[1]] = 0.0
+        values = np.array([solve(ttt, s)[0] for s in states], np.float32)
+        return logits, values
+
+    return evaluate
+
+
+def solver_player(ttt, flaw: bytes | None = None):
+    """A best move of the solver (the first one ``BLUNDER_LINE`` names, so O follows that line),
+    except ``LOSING_REPLY`` in the position ``flaw``."""
+
+    def choose(state):
+        if state.tobytes() == flaw:
+            return LOSING_REPLY
+        best = solve(ttt, state)[1].tolist()
+        return next((a for a in BLUNDER_LINE if a in best), best[0])
+
+    return lambda states: [np.array([choose(s)]) for s in states]
+
+
+def test_a_solver_player_never_loses_a_line(ttt):
+    assert worst_line(ttt, solver_player(ttt), side=0) == 0
+    assert worst_line(ttt, solver_player(ttt), side=1) == 0
+
+
+def test_a_loss_after_the_opponents_blunder_counts(ttt):
+    """The losing line needs X's non-best 7: a walk of the solver's lines alone misses it."""
+    flaw = ttt.apply_sequence(BLUNDER_LINE)
+    assert 7 not in solve(ttt, ttt.apply_sequence(BLUNDER_LINE[:2]))[1]
+    flawed = solver_player(ttt, flaw.tobytes())
+    assert worst_line(ttt, flawed, side=1) == -1
+    assert worst_line(ttt, flawed, side=0) == 0  # X never meets that position
+
+
+def test_every_tied_move_is_followed(ttt):
+    """A player that may pick the losing move of a tie (a search's equal visits) can lose."""
+    flaw = ttt.apply_sequence(BLUNDER_LINE).tobytes()
+    solver = solver_player(ttt)
+
+    def tied(states):
+        return [
+            np.array([6, LOSING_REPLY]) if s.tobytes() == flaw else solver([s])[0] for s in states
+        ]
+
+    assert worst_line(ttt, tied, side=1) == -1
+
+
+def test_an_exact_network_holds_every_line(ttt, exact):
+    budgets = BUDGETS[:2]  # the raw policy and a search (longer ones: the same walk, slower)
+    report = walk_budgets(ttt, exact, budgets)
+    assert report == {key(b, side): 0 for b in budgets for side in (0, 1)}
+    assert holds_every_line(ttt, report, budgets)
+
+
+def test_one_budget_losing_one_line_fails_the_verdict(ttt, exact, monkeypatch):
+    """The network plays exactly at every budget but 200, where one line loses as O."""
+    flawed = solver_player(ttt, ttt.apply_sequence(BLUNDER_LINE).tobytes())
+    exact_player = every_line.budget_player
+
+    def player(game, evaluate, budget):
+        return flawed if budget == 200 else exact_player(game, evaluate, budget)
+
+    monkeypatch.setattr(every_line, "budget_player", player)
+    report = walk_budgets(ttt, exact, BUDGETS)
+    assert report[key(0, 0)] == report[key(32, 1)] == report[key(200, 0)] == 0
+    assert report[key(200, 1)] == -1
+    assert key(800, 0) not in report  # the walk stops at the first lost line
+    assert not holds_every_line(ttt, report, BUDGETS)
+    assert holds_every_line(ttt, report, [0, 32])
+
+
+def test_the_verdict_needs_every_budget_walked(ttt):
+    report = {key(b, side): 0 for b in BUDGETS[:-1] for side in (0, 1)}
+    assert not holds_every_line(ttt, report, BUDGETS)
+    assert not holds_every_line(ttt, {**report, key(800, 0): 0, key(800, 1): None}, BUDGETS)
+
+
+def test_judge_perfect_walks_only_after_the_cheap_tests(ttt, exact):
+    cfg = SimpleNamespace(perfect_optimal_rate=0.98, perfect_budgets=[0, 32])
+    drawn = {"worst_as_first": 0, "worst_as_second": 0}
+    low = {"perfect": drawn, "optimal_rate": 0.9}
+    assert not judge_perfect(ttt, exact, low, cfg)
+    assert not any(name.startswith("worst_line/") for name in low)
+    lost = {"perfect": {**drawn, "worst_as_second": -1}, "optimal_rate": 1.0}
+    assert not judge_perfect(ttt, exact, lost, cfg)
+    good = {"perfect": drawn, "optimal_rate": 1.0}
+    assert judge_perfect(ttt, exact, good, cfg)
+    assert good[key(32, 1)] == 0
