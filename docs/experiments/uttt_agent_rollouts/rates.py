@@ -1,9 +1,9 @@
 """Simulations and playouts a second of the shipped agent per sweep setting (issue 43).
 
-The same positions for every setting (every 4th position of the first games of the sweep's
-`full` match), the settings taking turns position by position so that other load on the machine
+The same positions for every setting (plies 6, 16 and 26 of the first games of the sweep's `full`
+match), the settings taking turns position by position so that other load on the machine
 affects them alike; each position is a fresh search of the setting's own time budget (positions
-four plies apart are beyond tree reuse's two moves, so no tree is kept). Playouts
+ten plies apart are beyond tree reuse's two moves, so no tree is kept). Playouts
 a second are the simulations' new leaves times `rollouts` (a leaf that ends the game runs none,
 so this is an upper bound by a few percent late in a game).
 
@@ -32,8 +32,13 @@ SETTINGS = {
 }
 
 
+PLIES = (6, 16, 26)
+"""The plies taken from each game: opening, middle game, before the endgame (whose small trees
+end most simulations on finished games and would flatter the rates)."""
+
+
 def positions(game, count: int) -> list:
-    """Every 4th position after the opening of the `full` match's games, up to ``count``."""
+    """Positions at ``PLIES`` of the `full` match's games in order, up to ``count``."""
     found = []
     with open(HERE / "full" / "games" / "full__vs__uct-100000.jsonl") as lines:
         for line in lines:
@@ -41,8 +46,9 @@ def positions(game, count: int) -> list:
             if record["type"] != "game":
                 continue
             moves = record["opening"] + record["moves"]
-            for ply in range(len(record["opening"]), len(moves) - 1, 4):
-                found.append(game.apply_sequence(moves[:ply]))
+            for ply in PLIES:
+                if ply < len(moves) - 1:
+                    found.append(game.apply_sequence(moves[:ply]))
                 if len(found) == count:
                     return found
     return found
@@ -53,7 +59,10 @@ def main(count: int) -> None:
     agents = {name: load_agent(AGENT, seed=0, **options) for name, options in SETTINGS.items()}
     spent = dict.fromkeys(agents, 0.0)
     simulations = dict.fromkeys(agents, 0)
-    for state in positions(game, count):
+    warm_up, *states = positions(game, count + 1)
+    for agent in agents.values():  # kernels compiled or loaded, not timed
+        agent.select_action(game, warm_up)
+    for state in states:
         for name, agent in agents.items():
             start = time.perf_counter()
             agent.select_action(game, state)
