@@ -356,13 +356,14 @@ def test_render_shows_marks_boards_and_turn(game: UltimateTicTacToe) -> None:
 # --- random playouts ---------------------------------------------------------------------------
 
 
-def test_random_playout_leaves_input_and_is_seeded() -> None:
+@pytest.mark.parametrize("playout", [kernels.random_playout, kernels.guided_playout])
+def test_playouts_leave_input_and_are_seeded(playout) -> None:
     state = ku.initial_state()
     before = state.copy()
     kernels.seed(123)
-    first = [kernels.random_playout(state) for _ in range(50)]
+    first = [playout(state) for _ in range(50)]
     kernels.seed(123)
-    assert [kernels.random_playout(state) for _ in range(50)] == first
+    assert [playout(state) for _ in range(50)] == first
     assert np.array_equal(state, before)
     assert set(first) <= {-1.0, 0.0, 1.0} and len(set(first)) > 1
 
@@ -433,14 +434,3 @@ def test_guided_move_wins_a_small_board_else_keeps_the_opponent_sent(game) -> No
         forced=0,
     )
     assert _guided_moves(state) == {3, 5}
-
-
-def test_guided_playout_leaves_input_and_is_seeded() -> None:
-    state = ku.initial_state()
-    before = state.copy()
-    kernels.seed(123)
-    first = [kernels.guided_playout(state) for _ in range(50)]
-    kernels.seed(123)
-    assert [kernels.guided_playout(state) for _ in range(50)] == first
-    assert np.array_equal(state, before)
-    assert set(first) <= {-1.0, 0.0, 1.0} and len(set(first)) > 1
