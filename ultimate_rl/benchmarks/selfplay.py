@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from ultimate_rl.agents.match import one_by_one, play_games
+from ultimate_rl.agents.network import NetworkAgent
 from ultimate_rl.export.bundle import read_bundle
 from ultimate_rl.games import Game, random_opening, sample_positions
 from ultimate_rl.loading import load_agent
@@ -204,6 +205,19 @@ def agent_simulation_rates(game: Game) -> dict[str, float | str]:
         "agent_simulations_per_s_baseline": load_agent(AGENT, seed=0, **baseline),
     }
     positions = [game.initial_state(), *sample_positions(game, AGENT_POSITIONS - 1, 7)]
+    rates: dict[str, float | str] = dict(simulation_rates(game, agents, positions))
+    rates["agent_speedup"] = (
+        rates["agent_simulations_per_s"] / rates["agent_simulations_per_s_baseline"]
+    )
+    rates["agent_inference_path"] = agents["agent_simulations_per_s"].evaluate.backend
+    return rates
+
+
+def simulation_rates(
+    game: Game, agents: dict[str, NetworkAgent], positions: list[np.ndarray]
+) -> dict[str, float]:
+    """Simulations per second of each agent's moves in ``positions``, the agents taking turns
+    position by position so that other load on the machine affects them alike."""
     spent, simulations = dict.fromkeys(agents, 0.0), dict.fromkeys(agents, 0)
     for state in positions:
         for name, agent in agents.items():
@@ -211,12 +225,7 @@ def agent_simulation_rates(game: Game) -> dict[str, float | str]:
             agent.select_action(game, state)
             spent[name] += time.perf_counter() - start
             simulations[name] += agent.last_simulations
-    rates: dict[str, float | str] = {k: simulations[k] / spent[k] for k in agents}
-    rates["agent_speedup"] = (
-        rates["agent_simulations_per_s"] / rates["agent_simulations_per_s_baseline"]
-    )
-    rates["agent_inference_path"] = agents["agent_simulations_per_s"].evaluate.backend
-    return rates
+    return {name: simulations[name] / spent[name] for name in agents}
 
 
 def agent_default_move_seconds(game: Game, games: int) -> dict[str, float]:

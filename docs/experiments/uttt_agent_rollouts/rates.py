@@ -1,8 +1,8 @@
 """Simulations and playouts a second of the shipped agent per sweep setting (issue 43).
 
 The same positions for every setting (plies 6, 16 and 26 of the first games of the sweep's `full`
-match), the settings taking turns position by position so that other load on the machine
-affects them alike; each position is a fresh search of the setting's own time budget (positions
+match), the settings taking turns position by position (the engine benchmark's
+`simulation_rates`); each position is a fresh search of the setting's own time budget (positions
 ten plies apart are beyond tree reuse's two moves, so no tree is kept). Playouts
 a second are the simulations' new leaves times `rollouts` (a leaf that ends the game runs none,
 so this is an upper bound by a few percent late in a game).
@@ -17,13 +17,14 @@ import sys
 import time
 from pathlib import Path
 
+from ultimate_rl.benchmarks.selfplay import simulation_rates
 from ultimate_rl.games import make
 from ultimate_rl.loading import load_agent
 
 HERE = Path(__file__).parent
 AGENT = HERE.parents[2] / "checkpoints" / "uttt_agent.urla"
 SETTINGS = {
-    "defaults (early stop)": {},
+    "defaults (early stop)": {"stop_early": True},  # the agent's default until issue 43
     "full": {"stop_early": False},
     "full, r4 l0.5": {"stop_early": False, "rollouts": 4},
     "full, r16 l0.5": {"stop_early": False, "rollouts": 16},
@@ -57,24 +58,16 @@ def positions(game, count: int) -> list:
 def main(count: int) -> None:
     game = make("uttt")
     agents = {name: load_agent(AGENT, seed=0, **options) for name, options in SETTINGS.items()}
-    spent = dict.fromkeys(agents, 0.0)
-    simulations = dict.fromkeys(agents, 0)
     warm_up, *states = positions(game, count + 1)
     for agent in agents.values():  # kernels compiled or loaded, not timed
         agent.select_action(game, warm_up)
-    for state in states:
-        for name, agent in agents.items():
-            start = time.perf_counter()
-            agent.select_action(game, state)
-            spent[name] += time.perf_counter() - start
-            simulations[name] += agent.last_simulations
+    rates = simulation_rates(game, agents, states)
     print(f"{count} positions, {time.strftime('%Y-%m-%d %H:%M')}\n")
-    print("| setting | simulations / s | playouts / s (upper bound) | s / move |")
-    print("| --- | ---: | ---: | ---: |")
+    print("| setting | simulations / s | playouts / s (upper bound) |")
+    print("| --- | ---: | ---: |")
     for name, agent in agents.items():
-        rate = simulations[name] / spent[name]
-        playouts = rate * agent.search_config.rollouts
-        print(f"| {name} | {rate:,.0f} | {playouts:,.0f} | {spent[name] / count:.3f} |")
+        playouts = rates[name] * agent.search_config.rollouts
+        print(f"| {name} | {rates[name]:,.0f} | {playouts:,.0f} |")
 
 
 if __name__ == "__main__":
