@@ -38,6 +38,16 @@ def row(name: str, result: list[float], seconds: list[float]) -> str:
     return f"| {name} | {n} | {wdl} | {mean:.3f} [{mean - half:.3f}, {mean + half:.3f}] | {spent} |"
 
 
+def paired(result: list[float], twin: list[float]) -> str:
+    """The mean difference of each game against its twin (the same opening and sides) with its
+    95% interval, over the games both have."""
+    diffs = [a - b for a, b in zip(result, twin, strict=False)]
+    n = len(diffs)
+    mean = sum(diffs) / n
+    half = 1.96 * math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1) / n)
+    return f"{mean:+.3f} ± {half:.3f} over {n}"
+
+
 def main() -> None:
     matches = sorted(HERE.glob("*/games/*__vs__uct-100000.jsonl"))
     print("| setting | games | W / D / L | score [95% CI] | s / move: mean / slowest |")
@@ -47,6 +57,11 @@ def main() -> None:
         print(row(f"defaults (early stop), first {limit}", *scores(DEFAULTS, limit)))
     for match in matches:
         print(row(match.parent.parent.name, *scores(match)))
+    full = scores(HERE / "full" / "games" / "full__vs__uct-100000.jsonl")[0]
+    print(f"\nfull against the defaults: {paired(full, scores(DEFAULTS)[0])}")
+    for match in matches:
+        if match.parent.parent.name != "full":
+            print(f"{match.parent.parent.name} against full: {paired(scores(match)[0], full)}")
 
 
 if __name__ == "__main__":
