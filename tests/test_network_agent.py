@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -227,3 +228,53 @@ def test_leaves_per_call_default_to_a_32nd_of_the_search_up_to_16(checkpoints):
     assert leaves(num_simulations=1600) == 16 and leaves(num_simulations=100_000) == 16
     assert leaves(num_simulations=200) == 6 and leaves(num_simulations=16) == 1
     assert leaves(num_simulations=1600, leaves_per_tree=2) == 2
+
+
+def test_pondering_leaves_the_reply_a_larger_tree(checkpoints):
+    """The opponent's position searched on their time: the reply's search starts from the
+    pondered subtree of the move they play, so it holds more visits than a fresh search."""
+    game = games.make("tictactoe")
+    options = {"num_simulations": 64, "device": "cpu", "seed": 0}
+    pondering = NetworkAgent(checkpoints["tictactoe"], **options)
+    after_x = game.apply(game.initial_state(), 4)
+    pondered = pondering.ponder(game, after_x)
+    assert pondered is not None and pondered.visit_counts.sum() >= 64
+    reply = int(np.argmax(pondered.visit_counts))  # the opponent plays the move it expected
+    assert pondered.pv[0] == reply
+    after_o = game.apply(after_x, reply)
+    fresh = NetworkAgent(checkpoints["tictactoe"], **options)
+    kept = int(pondered.visit_counts[reply])
+    assert kept > 0
+    with_ponder = pondering.analyse(game, after_o).visit_counts.sum()
+    without = fresh.analyse(game, after_o).visit_counts.sum()
+    assert with_ponder >= without + kept - 1  # the kept subtree's visits (its root's own aside)
+    assert game.legal_mask(after_o)[pondering.select_action(game, after_o)]
+
+
+def test_a_move_asked_while_pondering_ends_the_ponder(checkpoints):
+    """A ponder of a minute gives way to the move asked from another thread at once."""
+    game = games.make("uttt")
+    agent = NetworkAgent(
+        checkpoints["uttt"], num_simulations=1_000_000, time_per_move=0.2, device="cpu", seed=0
+    )
+    after_x = game.apply(game.initial_state(), 40)
+    found = []
+    thread = threading.Thread(target=lambda: found.append(agent.ponder(game, after_x, 60.0)))
+    thread.start()
+    time.sleep(0.5)
+    start = time.perf_counter()
+    action = agent.select_action(game, game.apply(after_x, 36))
+    waited = time.perf_counter() - start
+    thread.join(timeout=10)
+    assert not thread.is_alive() and waited < 10  # not the minute of the ponder
+    assert found[0] is not None and found[0].visit_counts.sum() > 0
+    assert game.legal_mask(game.apply(after_x, 36))[action]
+
+
+def test_pondering_without_a_tree_to_keep_does_nothing(checkpoints):
+    game = games.make("tictactoe")
+    state = game.apply(game.initial_state(), 4)
+    raw = NetworkAgent(checkpoints["tictactoe"], num_simulations=0, device="cpu")
+    assert raw.ponder(game, state, 5.0) is None
+    no_reuse = NetworkAgent(checkpoints["tictactoe"], num_simulations=32, tree_reuse=False)
+    assert no_reuse.ponder(game, state) is None

@@ -7,12 +7,14 @@ the net alone" questions need. It loads without the training code (``ultimate_rl
 Its search sends the network ``leaves_per_tree`` leaves a call (virtual loss keeps them apart),
 which is what the fast inference paths need: one position a call leaves them idle. With
 ``time_per_move`` it searches until that budget (``num_simulations`` then caps it), and at
-temperature 0 a PUCT search stops as soon as its move can no longer change.
+temperature 0 a PUCT search can stop as soon as its move can no longer change (``stop_early``).
+``ponder`` searches the opponent's position on their time, so the reply keeps a larger tree.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import replace
 from typing import Any
@@ -25,7 +27,7 @@ from ultimate_rl.agents.base import Agent, Analysis, check_playable
 from ultimate_rl.games.base import Game
 from ultimate_rl.nn.checkpoint import Checkpoint, load_checkpoint
 from ultimate_rl.nn.choice import make_evaluator
-from ultimate_rl.search import BatchedSearch, SearchConfig
+from ultimate_rl.search import BatchedSearch, SearchConfig, SearchOutput
 
 MAX_LEAVES_PER_TREE = 16  # batched leaves a call by default: ~4x the simulations/s of one
 TIME_BUDGET_SIMULATIONS = 1_000_000
@@ -46,10 +48,12 @@ class NetworkAgent(Agent):
     move's search; it overruns by at most one network call. ``stop_early`` (off by default) ends a
     greedy PUCT search once the most visited move leads by more than the simulations left: the
     same move sooner, but a smaller subtree for the next move, so under a time budget it plays
-    weaker (issue 43: the whole 0.9 s scored +0.095 ± 0.062 against UCT-100,000 over the early
-    stop); it suits fixed-simulation evaluations that want the move alone. Moves are reproducible with ``seed`` when no time budget cuts the search. The
-    checkpoint's game is checked against the game passed to ``select_action``: a checkpoint of
-    another game is refused with a clear message.
+    weaker (issue 43: the whole 0.9 s scored +0.107 ± 0.056 against UCT-100,000 over the early
+    stop); it suits fixed-simulation evaluations that want the move alone. Moves are
+    reproducible with ``seed`` when no time budget cuts the search. The checkpoint's game is
+    checked against the game passed to ``select_action``: a checkpoint of another game is
+    refused with a clear message. One tree serves one caller at a time (a lock): ``ponder`` in
+    one thread gives way to a move asked in another.
     """
 
     name = "network"
@@ -107,6 +111,9 @@ class NetworkAgent(Agent):
         self._rng = np.random.default_rng(seed)
         self._game: Game | None = None
         self._searcher: BatchedSearch | None = None
+        self._tree_lock = threading.Lock()  # one search of the tree at a time
+        self._count_lock = threading.Lock()
+        self._waiting = 0  # moves and analyses waiting for the tree: a ponder gives way to them
         self.last_simulations = 0  # what the last move's search ran (for time-budget figures)
         self._warm_up()
 
@@ -128,8 +135,49 @@ class NetworkAgent(Agent):
         search runs to its end (no early stop: its distribution is what is asked for)."""
         return self._decide(game, state, False)[0]
 
-    def _decide(self, game: Game, state: np.ndarray, stop_early: bool) -> tuple[Analysis, int]:
+    def ponder(
+        self, game: Game, state: np.ndarray, seconds: float | None = None
+    ) -> Analysis | None:
+        """Searches ``state``, the opponent to move, for up to ``seconds`` (None: until the
+        search's ``num_simulations``): the reply's search then starts from the pondered subtree of
+        the opponent's move (tree reuse). Returns what it found (the opponent's view), or None
+        when there is nothing to keep (no search, no tree reuse, or a move already waiting). A
+        ``select_action`` or ``analyse`` from another thread ends it within one network call."""
+        if self.num_simulations == 0 or not self.search_config.tree_reuse:
+            return None
         started = time.perf_counter()
+        with self._tree_lock:
+            if self._waiting:
+                return None
+            self._bind(game)
+            check_playable(game, state)
+            deadline = None if seconds is None else started + seconds
+            out = self._searcher.search(
+                state[None],
+                self.evaluate,
+                False,
+                deadline=deadline,
+                interrupted=lambda: self._waiting > 0,
+            )
+            return self._analysis(out)
+
+    def _decide(self, game: Game, state: np.ndarray, stop_early: bool) -> tuple[Analysis, int]:
+        started = time.perf_counter()  # the budget runs from the request, a ponder's end included
+        with self._count_lock:
+            self._waiting += 1
+        try:
+            self._tree_lock.acquire()
+        finally:
+            with self._count_lock:
+                self._waiting -= 1
+        try:
+            return self._decide_now(game, state, stop_early, started)
+        finally:
+            self._tree_lock.release()
+
+    def _decide_now(
+        self, game: Game, state: np.ndarray, stop_early: bool, started: float
+    ) -> tuple[Analysis, int]:
         self._bind(game)
         check_playable(game, state)
         if self.num_simulations == 0:
@@ -142,9 +190,12 @@ class NetworkAgent(Agent):
             state[None], self.evaluate, False, deadline=deadline, stop_early=stop_early
         )
         self.last_simulations = int(out.simulations[0])
+        return self._analysis(out), int(out.action[0])
+
+    def _analysis(self, out: SearchOutput) -> Analysis:
+        """What the last search of the tree says: its distribution, value, visits and line."""
         pv = tuple(self._searcher.principal_variation(0))
-        analysis = Analysis(out.policy_target[0], float(out.root_value[0]), out.visit_counts[0], pv)
-        return analysis, int(out.action[0])
+        return Analysis(out.policy_target[0], float(out.root_value[0]), out.visit_counts[0], pv)
 
     def _pick(self, prior: np.ndarray) -> int:
         """The raw policy's move: its most likely one, or a sample of ``prior ** (1/T)``."""

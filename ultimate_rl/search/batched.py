@@ -109,6 +109,7 @@ class BatchedSearch:
         temperature: float | np.ndarray | None = None,
         deadline: float | None = None,
         stop_early: bool = False,
+        interrupted: Callable[[], bool] | None = None,
     ) -> SearchOutput:
         """Searches ``states`` ([n, STATE_LEN] int32, n <= batch_size, games not over) with tree
         ``i`` for row ``i``.
@@ -124,6 +125,8 @@ class BatchedSearch:
         tree's move can change in the simulations left (its root proven, or PUCT playing its
         most visited move: temperature 0); the simulations left are ``num_simulations`` less
         those done, or fewer when the deadline allows fewer at the last step's rate.
+        ``interrupted`` (asked before each step after the first) ends it when it answers True:
+        another thread wants the tree, e.g. a person's move during pondering.
         """
         cfg = self.config
         num_simulations = cfg.num_simulations if num_simulations is None else num_simulations
@@ -142,6 +145,8 @@ class BatchedSearch:
         while done.min() < num_simulations:
             now = time.perf_counter()
             if steps and deadline is not None and now + step_seconds > deadline:
+                break
+            if steps and interrupted is not None and interrupted():
                 break
             if (
                 steps
