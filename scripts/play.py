@@ -60,6 +60,7 @@ def run(cfg: DictConfig) -> None:
         default_level=default,
         takeover_level=cfg.takeover_level,
         cache_size=cfg.max_games,
+        ponder_seconds=cfg.ponder_seconds,
     )
     if cfg.ui == "web":
         serve(WebPlay(service), cfg.host, cfg.port)

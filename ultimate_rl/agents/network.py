@@ -136,13 +136,18 @@ class NetworkAgent(Agent):
         return self._decide(game, state, False)[0]
 
     def ponder(
-        self, game: Game, state: np.ndarray, seconds: float | None = None
+        self,
+        game: Game,
+        state: np.ndarray,
+        seconds: float | None = None,
+        stop: threading.Event | None = None,
     ) -> Analysis | None:
         """Searches ``state``, the opponent to move, for up to ``seconds`` (None: until the
         search's ``num_simulations``): the reply's search then starts from the pondered subtree of
         the opponent's move (tree reuse). Returns what it found (the opponent's view), or None
         when there is nothing to keep (no search, no tree reuse, or a move already waiting). A
-        ``select_action`` or ``analyse`` from another thread ends it within one network call."""
+        ``select_action`` or ``analyse`` from another thread ends it within one network call, as
+        does setting ``stop``."""
         if self.num_simulations == 0 or not self.search_config.tree_reuse:
             return None
         started = time.perf_counter()
@@ -157,7 +162,7 @@ class NetworkAgent(Agent):
                 self.evaluate,
                 False,
                 deadline=deadline,
-                interrupted=lambda: self._waiting > 0,
+                interrupted=lambda: self._waiting > 0 or (stop is not None and stop.is_set()),
             )
             return self._analysis(out)
 

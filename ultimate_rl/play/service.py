@@ -32,6 +32,7 @@ import numpy as np
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
 from ultimate_rl.play.levels import Decision, Level, analysis_parts, decide
+from ultimate_rl.play.ponder import Ponderer
 from ultimate_rl.play.record import (
     DEFAULT_AWAY_SECONDS,
     GameRecord,
@@ -61,8 +62,11 @@ class PlayService:
         takeover_level: str | None = None,
         clock: Callable[[], float] = time.time,
         cache_size: int = 256,
+        ponder_seconds: float = 0.0,
     ) -> None:
-        """``takeover_level`` plays for an away person (default: the strongest rated level)."""
+        """``takeover_level`` plays for an away person (default: the strongest rated level);
+        ``ponder_seconds`` > 0: a level thinks that long at most on the person's time
+        (``play/ponder.py``)."""
         if not levels:
             raise ValueError("the play site needs at least one level")
         self.game = game
@@ -77,6 +81,7 @@ class PlayService:
         self.clock = clock
         self.key = game.rating_key
         self.cache_size = max(1, cache_size)
+        self.ponderer = Ponderer(ponder_seconds)
         self._cache: OrderedDict[str, GameRecord] = OrderedDict()
 
     def level(self, name: str | None) -> Level:
@@ -384,6 +389,7 @@ class PlayService:
     def think(self, record: GameRecord, state: np.ndarray, ply: int) -> Decision:
         """The level's move in ``state`` (a copy): the slow part, needing no lock on the game."""
         level = record.level
+        self.ponderer.stop()  # the move gets the cores
         with level.lock:  # an agent may keep search trees: one position at a time
             return decide(level.get_agent(), self.game, state, ply, level.rng)
 
@@ -409,6 +415,8 @@ class PlayService:
             record.computer_moves.append(ply)
         match.play(decision.action, self.clock())
         self.save(record)
+        if not match.over and not self.computer_to_move(record):  # a person's turn: ponder it
+            self.ponderer.start(record.level.get_agent(), self.game, match.state)
         return True
 
     def agent_move(self, record: GameRecord) -> int:
