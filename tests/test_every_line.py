@@ -129,3 +129,92 @@ def test_judge_perfect_walks_only_after_the_cheap_tests(ttt, exact):
     good = {"perfect": drawn, "optimal_rate": 1.0}
     assert judge_perfect(ttt, exact, good, cfg)
     assert good[key(32, 1)] == 0
+
+
+# Numerical tic-tac-toe: the first player wins, so the second is judged on the lines where the
+# first player's mistake saved it. From each start (moves; the first player to move, winning), the
+# first player's MISTAKE saves the second, whose REPLY throws it away; the second player plays
+# REPLY in every lost position too, so its one losing saved line passes through a position also
+# reached by a line lost all along (same board and last move, the two first-player moves swapped).
+# The walk meets that position first through the saved path in the first two cases and through
+# the lost one in the last two, so keeping either path's flag instead of both misses a loss.
+TRANSPOSED = [  # (moves to the start, mistake, reply), found by a search over random starts
+    ([22, 68, 17, 39], 29, 1),
+    ([60, 77, 4, 48], 11, 25),
+    ([9, 66, 8, 43], 58, 23),
+    ([65, 21, 31, 16], 42, 59),
+]
+
+
+@pytest.fixture(scope="module")
+def numerical():
+    return make("numerical_ttt")
+
+
+def lost_for(game, state, side: int) -> bool:
+    if game.is_terminal(state):
+        return game.returns(state) * (1 if side == 0 else -1) < 0
+    value = solve(game, state)[0]
+    return (value if game.current_player(state) == side else -value) < 0
+
+
+def saved_lines(game, choices, side, state, saved=False, line=()):
+    """The reference walk, line by line (no merging): (positions with whether the line was saved
+    there, result) of every line from ``state``; saved: it passed a position not lost for
+    ``side``."""
+    saved = saved or not lost_for(game, state, side)
+    line = (*line, (state.tobytes(), saved))
+    if game.is_terminal(state):
+        return [(line, game.returns(state) * (1 if side == 0 else -1))]
+    mine = game.current_player(state) == side
+    moves = choices(state[None])[0] if mine else game.legal_actions(state)
+    return [
+        found
+        for move in map(int, moves)
+        for found in saved_lines(game, choices, side, game.apply(state, move), saved, line)
+    ]
+
+
+def second_player(game, flaws: dict[bytes, int], everywhere_lost: int | None = None):
+    """The solver's first best move, except ``flaws[position]``, and ``everywhere_lost`` (where
+    legal) in every position lost for the second player."""
+
+    def choose(state):
+        if state.tobytes() in flaws:
+            return flaws[state.tobytes()]
+        lost = everywhere_lost is not None and lost_for(game, state, 1)
+        if lost and game.legal_mask(state)[everywhere_lost]:
+            return everywhere_lost
+        return int(solve(game, state)[1][0])
+
+    return lambda states: [np.array([choose(s)]) for s in states]
+
+
+def test_the_losing_side_holds_the_lines_a_mistake_saves(numerical):
+    """The solver as the second player: the first player wins with best play, yet every line on
+    which it errs ends in a draw or better for the solver."""
+    assert solve(numerical, numerical.initial_state())[0] == 1
+    assert worst_line(numerical, second_player(numerical, {}), side=1) == 0
+    assert every_line.required(numerical, 0) == 1 and every_line.required(numerical, 1) == 0
+
+
+@pytest.mark.parametrize("moves, mistake, reply", TRANSPOSED)
+def test_a_transposition_merges_a_saved_and_a_lost_path(numerical, moves, mistake, reply):
+    """The merged walk (each position once, saved if any path to it was) gives the verdict of
+    the line-by-line walk where keeping one path's flag would not."""
+    start = numerical.apply_sequence(moves)
+    saved = numerical.apply(start, mistake)
+    assert lost_for(numerical, start, 1) and not lost_for(numerical, saved, 1)
+    assert lost_for(numerical, numerical.apply(saved, reply), 1)
+    flawed = second_player(numerical, {saved.tobytes(): reply}, everywhere_lost=reply)
+    lines = saved_lines(numerical, flawed, 1, start)
+    flags: dict[bytes, set[bool]] = {}
+    for line, _ in lines:
+        for position, was_saved in line:
+            flags.setdefault(position, set()).add(was_saved)
+    losing = [line for line, result in lines if result < 0 and line[-1][1]]
+    assert losing and all(any(flags[p] == {True, False} for p, _ in line) for line in losing)
+    assert worst_line(numerical, flawed, side=1, start=start) == -1
+    sound = second_player(numerical, {}, everywhere_lost=reply)
+    expected = min(r for line, r in saved_lines(numerical, sound, 1, start) if line[-1][1])
+    assert worst_line(numerical, sound, side=1, start=start) == expected >= 0

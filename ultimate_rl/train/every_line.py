@@ -9,6 +9,10 @@ from the start, the network's move (the agent's own search, ``agent_search_confi
 tree; every move tied for the most visits, since the agent breaks such ties at random) against
 each legal reply; transpositions merge, so every position is searched once per budget and a
 ply's positions are searched together, in chunks that bound the trees' memory.
+
+A side must hold its game-theoretic value on every line: win a won game, draw a drawn one, and
+where the game is lost for it (numerical tic-tac-toe's second player) not lose any line on which
+the opponent's mistake left it a draw or a win (``required``).
 """
 
 from __future__ import annotations
@@ -60,49 +64,76 @@ def budget_player(game: Game, evaluate: Evaluator, num_simulations: int) -> Choo
     return choices
 
 
+def _not_lost(game: Game, state: np.ndarray, side: int) -> bool:
+    """Whether ``state`` (ongoing) is at least a draw for ``side`` with best play: the solver."""
+    value = solve(game, state)[0]
+    return (value if state[layout.PLAYER] == side else -value) >= 0
+
+
 def worst_line(
-    game: Game, choices: Chooser, side: int, max_positions: int = MAX_POSITIONS
+    game: Game,
+    choices: Chooser,
+    side: int,
+    max_positions: int = MAX_POSITIONS,
+    start: np.ndarray | None = None,
 ) -> int | None:
     """The worst result (+1/0/-1, ``side``'s view) of a player making any move of ``choices``
-    over every line of the opponent's legal moves; ``None`` if a ply holds more than
-    ``max_positions`` positions."""
-    frontier = {game.initial_state().tobytes(): game.initial_state()}
+    over every line of the opponent's legal moves from ``start`` (the initial position) that
+    passes through a position not lost for ``side`` (+1 if none does); ``None`` if a ply holds
+    more than ``max_positions`` positions.
+
+    A side the game wins or draws starts not lost, so that is every line. A side the game loses
+    (numerical tic-tac-toe's second player) is judged on the lines where the opponent's mistake
+    left it a draw or a win: it must not lose those. A position reached both by such a line and by
+    one still lost is walked once, as reached by both (its flag is the OR of its paths'), which
+    keeps the verdict of a walk line by line (``tests/test_every_line.py``).
+    """
+    start = game.initial_state() if start is None else game.check_state(start)
+    frontier = {start.tobytes(): (start, _not_lost(game, start, side))}
     worst = 1
     while frontier:
-        following: dict[bytes, np.ndarray] = {}
-        states = list(frontier.values())
-        ongoing = [s for s in states if s[layout.STATUS] == layout.ONGOING]
-        for state in states:
+        following: dict[bytes, tuple[np.ndarray, bool]] = {}
+        mine, theirs = [], []
+        for state, held in frontier.values():
             if state[layout.STATUS] != layout.ONGOING:
-                result = int(kernels.outcome(state))
-                worst = min(worst, result if side == 0 else -result)
-        mine = [s for s in ongoing if s[layout.PLAYER] == side]
-        theirs = [s for s in ongoing if s[layout.PLAYER] != side]
-        moves = [*(choices(np.stack(mine)) if mine else []), *map(game.legal_actions, theirs)]
-        for state, options in zip([*mine, *theirs], moves, strict=True):
+                result = int(kernels.outcome(state)) * (1 if side == 0 else -1)
+                if held or result >= 0:
+                    worst = min(worst, result)
+            else:
+                held = held or _not_lost(game, state, side)
+                (mine if state[layout.PLAYER] == side else theirs).append((state, held))
+        states = [state for state, _ in mine]
+        moves = [*(choices(np.stack(states)) if states else [])]
+        moves += [game.legal_actions(state) for state, _ in theirs]
+        for (state, held), options in zip([*mine, *theirs], moves, strict=True):
             for action in options:
                 child = state.copy()
                 kernels.apply(child, int(action))
-                following[child.tobytes()] = child
+                seen = following.get(child.tobytes())
+                following[child.tobytes()] = (child, held or (seen is not None and seen[1]))
         if len(following) > max_positions:
             return None
         frontier = following
     return worst
 
 
+def required(game: Game, side: int) -> int:
+    """The worst line result ``side`` may allow: the game's value for it, and for a side the
+    game loses a draw on the lines its opponent's mistake saved (``worst_line``)."""
+    first_value = solve(game, game.initial_state())[0]
+    return max(first_value if side == 0 else -first_value, 0)
+
+
 def walk_budgets(game: Game, evaluate: Evaluator, budgets: Sequence[int]) -> dict[str, Any]:
     """``key(budget, side)``: the worst result at each budget in order, both sides, up to the
-    first that falls below the game's value (the later ones would not change the verdict)."""
-    first_value = solve(game, game.initial_state())[0]
+    first that falls below ``required`` (the later ones would not change the verdict)."""
     found: dict[str, Any] = {}
     for budget in budgets:
         choices = budget_player(game, evaluate, int(budget))
         for side in (0, 1):
-            value = first_value if side == 0 else -first_value
-            # a side whose value is a loss has nothing to lose: no walk
-            worst = value if value < 0 else worst_line(game, choices, side)
+            worst = worst_line(game, choices, side)
             found[key(budget, side)] = worst
-            if worst is None or worst < value:
+            if worst is None or worst < required(game, side):
                 return found
     return found
 
@@ -123,11 +154,10 @@ def judge_perfect(game: Game, evaluate: Evaluator, report: dict[str, Any], cfg: 
 
 
 def holds_every_line(game: Game, report: dict[str, Any], budgets: Sequence[int]) -> bool:
-    """Whether ``report`` walked every budget and side without a result below the game's value."""
-    first_value = solve(game, game.initial_state())[0]
+    """Whether ``report`` walked every budget and side without a result below ``required``."""
     for budget in budgets:
         for side in (0, 1):
             worst = report.get(key(int(budget), side))
-            if worst is None or worst < (first_value if side == 0 else -first_value):
+            if worst is None or worst < required(game, side):
                 return False
     return True
