@@ -251,15 +251,16 @@ def test_analysis_page_clicks_steps_back_and_forth_and_reads_a_pasted_line(brows
         _wait(browser, shown(1))
         browser.find_element(By.ID, "forward").click()
         _wait(browser, shown(2))
-        marks = [c.text for c in browser.find_elements(By.CSS_SELECTOR, ".cell") if c.text]
-        assert sorted(marks) == ["O", "X"]
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".cell.p0")) == 1  # X's e5
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".cell.p1")) == 1  # O's d5
         line = browser.find_element(By.ID, "line")
         line.clear()
         line.send_keys("e5 e4 d2 a5")
         browser.find_element(By.ID, "load").click()
         _wait(browser, shown(4))
-        marks = [c for c in browser.find_elements(By.CSS_SELECTOR, ".cell") if c.text]
-        assert len(marks) == 4
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".cell.p0, .cell.p1")) == 4
+        assert browser.find_element(By.ID, "forward").get_attribute("disabled")  # at its end
+        assert "e5 e4 d2 a5" in browser.current_url.replace("+", " ").replace("%20", " ")
         line.clear()
         line.send_keys("e5 e5")
         browser.find_element(By.ID, "load").click()
