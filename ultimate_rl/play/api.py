@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from ultimate_rl.games.registry import GAME_NAMES
+from ultimate_rl.play.analysis_board import AnalysisBoard, check_analysable
 from ultimate_rl.play.bodies import move_action
 from ultimate_rl.play.game_json import game_json, seat_urls
 from ultimate_rl.play.review import add_reviews, analyse_plies, missing_plies, review_json
@@ -56,6 +58,7 @@ class WebPlay:
         self.closing = False  # the server stops: long polls answer now
         self.timekeeper = Timekeeper(service.clock, self._act, self._beat, poll_seconds)
         self.given_back: float | None = None  # seconds of the clocks given back at start
+        self.board = AnalysisBoard(service)
 
     def warm_up(self) -> int:
         """Loads the game's compiled kernels a page's requests use (a move, the board view) and
@@ -218,7 +221,11 @@ class WebPlay:
         return game_json(self.service, record, seat, self._watchers.get(record.id, 0))
 
     def info(self) -> dict[str, Any]:
-        return {**self.service.info(), "notation": self.service.game.notation_help}
+        return {
+            **self.service.info(),
+            "notation": self.service.game.notation_help,
+            "analysis_games": list(GAME_NAMES),
+        }
 
     def new_game(self, body: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -366,14 +373,29 @@ class WebPlay:
                 match = record.match
                 if match.over:
                     raise PlayError(409, "the game is over; nothing to analyse (see its review)")
-                if record.rated:
-                    raise PlayError(403, "no analysis during a rated game")
-                if record.opponent == "person":
-                    raise PlayError(403, "no analysis during a game between two people")
+                check_analysable(record)
                 state, ply = match.state.copy(), len(match.actions)
                 to_move = match.to_move
             analysis = self.service.analyse_position(record, state)
         return {"id": game_id, "to_move": to_move, "moves": ply, **analysis}
+
+    def analyse_line(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The analysis board: the position after ``body["moves"]``, or after the moves of the
+        game ``body["from_game"]`` (refused while it is a rated game or one between people in
+        progress), with the strongest level's analysis (``analysis_board``)."""
+        game_id = body.get("from_game")
+        if game_id is None:
+            return self.board.analyse(body)
+        if not isinstance(game_id, str) or not 0 < len(game_id) <= 32:
+            raise PlayError(400, "'from_game' must be a game's id (the end of its /game/ link)")
+        if "moves" in body:
+            raise PlayError(400, "send 'moves' or 'from_game', not both: they could disagree")
+        if body.get("game", self.service.game.name) != self.service.game.name:
+            raise PlayError(400, f"this site's games are of {self.service.game.name}")
+        with self._held(game_id) as (record, condition), condition:
+            check_analysable(record)
+            actions = list(record.match.actions)
+        return {**self.board.analyse({**body, "moves": actions}), "from_game": game_id}
 
     def review(self, game_id: str, token: str | None = None) -> dict[str, Any]:
         """The finished game move by move with the agent's value and preferred move; the values

@@ -54,6 +54,25 @@ class Level:
             self.built = agents.make(self.agent, **self.options, **seeded)
         return self.built
 
+    def analyse(self, game: Game, state: np.ndarray, *, wait: bool = True) -> dict[str, Any] | None:
+        """The agent's analysis of ``state`` (not over) for a page: its policy (one share per
+        action, legal moves only), value for the mover (None if the agent has none) and line
+        (``pv``). It thinks under the level's lock and its own thinking limit, as for a move;
+        ``wait=False`` returns None at once while the level is busy (a game's move, another
+        analysis), so requests never queue up behind it."""
+        if not self.lock.acquire(blocking=wait):
+            return None
+        try:  # an agent may keep search trees: one position at a time
+            analysis = self.get_agent().analyse(game, state)
+        finally:
+            self.lock.release()
+        policy, value = analysis_parts(analysis, game, state)
+        return {
+            "policy": policy.round(6).tolist(),  # sums to 1 within 1e-4 (81 moves)
+            "value": None if value is None else round(min(max(value, -1.0), 1.0), 4),
+            "pv": analysis_line(analysis, game, state, policy),
+        }
+
     def to_json(self) -> dict[str, Any]:
         rating = None if self.rating is None else round(self.rating)
         return {"name": self.name, "rating": rating}
@@ -90,6 +109,30 @@ def analysis_parts(analysis: Any, game: Game, state: np.ndarray) -> tuple[np.nda
     total = policy.sum()
     value = get("value")
     return (policy / total if total > 0 else policy), None if value is None else float(value)
+
+
+def analysis_line(analysis: Any, game: Game, state: np.ndarray, policy: np.ndarray) -> list[int]:
+    """The line the agent expects from ``state``: its principal variation (a searching network
+    agent's: the most visited move, then the most visited reply...) up to its first move that is
+    not legal, or, for an agent without one, the move its ``policy`` favours most."""
+    get = analysis.get if isinstance(analysis, dict) else lambda key: getattr(analysis, key, None)
+    line = []
+    for action in get("pv") or ():
+        if game.is_terminal(state) or not game.legal_mask(state)[int(action)]:
+            break
+        line.append(int(action))
+        state = game.apply(state, int(action))
+    if not line and policy.any():
+        line = [int(np.argmax(policy))]
+    return line
+
+
+def strongest(levels: list[Level], default: str) -> Level:
+    """The strongest rated level (the analysis board's), else the level named ``default``."""
+    rated = [level for level in levels if level.rating is not None]
+    if rated:
+        return max(rated, key=lambda level: level.rating or 0.0)
+    return next(level for level in levels if level.name == default)
 
 
 def assess(agent: Agent, game: Game, state: np.ndarray) -> Decision:

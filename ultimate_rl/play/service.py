@@ -31,7 +31,7 @@ import numpy as np
 
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
-from ultimate_rl.play.levels import Decision, Level, analysis_parts, decide
+from ultimate_rl.play.levels import Decision, Level, decide
 from ultimate_rl.play.ponder import Ponderer
 from ultimate_rl.play.record import (
     DEFAULT_AWAY_SECONDS,
@@ -395,14 +395,9 @@ class PlayService:
 
     def analyse_position(self, record: GameRecord, state: np.ndarray) -> dict[str, Any]:
         """The level's policy (one share per action) and value for the mover, for the overlay."""
-        level = record.level
-        with level.lock:
-            analysis = level.get_agent().analyse(self.game, state)
-        policy, value = analysis_parts(analysis, self.game, state)
-        return {
-            "policy": policy.round(4).tolist(),
-            "value": None if value is None else round(value, 4),
-        }
+        found = record.level.analyse(self.game, state)
+        assert found is not None  # waited for the level
+        return found
 
     def agent_plays(self, record: GameRecord, ply: int, decision: Decision) -> bool:
         """Plays a decision made at ``ply`` unless the game moved on meanwhile (e.g. a resign,

@@ -40,13 +40,17 @@ API (JSON in and out; errors are ``{"error": reason}`` with a 4xx status):
 - ``GET  /api/games/<id>/review[?token=T]``  a finished game move by move with the agent's view
   (its values for the seat of ``T``; without it, X's between people, else the person's)
 - ``GET  /api/players/<name>``, ``GET /api/leaderboard``   ratings
+- ``POST /api/analysis``  ``{"moves": [40, 37] or "e5 e4", "game": "uttt"}`` (or
+  ``{"from_game": ID}``: that game's moves; 403 while it is rated or between people): the
+  position with the strongest level's ``policy``, ``value`` and line ``pv`` (``analysis_board``);
+  400 names the first move that cannot be played, 429 while that level is busy
 - ``WS   /api/games/<id>/ws[?token=T]``  one per open page: the server sends
   ``{"type": "game", "game": {...}}`` at every change (moves, the clock running out, a person
   coming or going, the computer taking over), and takes ``{"type": "move", "action": 40,
   "ply": 3}`` or ``{"type": "resign"}`` from a seat's page, answered ``{"type": "answer",
   "game": ...}`` or ``{"type": "error", "status": 409, "error": ...}``. An open socket with a
   seat's token keeps its person here; ``watchers`` counts the others
-- ``GET  /``, ``/game/<id>``, ``/leaderboard``   the page
+- ``GET  /``, ``/game/<id>``, ``/leaderboard``   the page; ``/analysis`` the analysis board
 """
 
 from __future__ import annotations
@@ -83,7 +87,9 @@ from ultimate_rl.play.service import PlayError
 
 STATIC_FILES = {
     "index.html": "text/html; charset=utf-8",
+    "analysis.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
+    "analysis.js": "text/javascript; charset=utf-8",
     "style.css": "text/css; charset=utf-8",
 }
 GAME_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -178,6 +184,10 @@ async def _page(request: Request) -> Response:
     return Response(_static("index.html"), media_type=STATIC_FILES["index.html"])
 
 
+async def _analysis_page(request: Request) -> Response:
+    return Response(_static("analysis.html"), media_type=STATIC_FILES["analysis.html"])
+
+
 async def _static_file(request: Request) -> Response:
     name = request.path_params["name"]
     if name not in STATIC_FILES:
@@ -225,6 +235,7 @@ def _api_routes(app: WebPlay, blocking: Blocking) -> list[Route]:
         ),
         Route("/api/players/{name}", api(lambda r, b: app.player(r.path_params["name"][:100]))),
         Route("/api/leaderboard", api(lambda r, b: app.leaderboard())),
+        Route("/api/analysis", api(lambda r, b: app.analyse_line(b)), methods=["POST"]),
     ]
 
 
@@ -252,6 +263,7 @@ def asgi_app(app: WebPlay) -> Starlette:
             *_api_routes(app, blocking),
             WebSocketRoute("/api/games/{game_id}/ws", live),
             *pages,
+            Route("/analysis", _analysis_page),
             Route("/static/{name}", _static_file),
             Route("/favicon.ico", _favicon),
         ],

@@ -83,7 +83,9 @@ function seatName(game, seat) {
 
 // ---- drawing ------------------------------------------------------------------------------
 
-function cellButton(board, index, humanCanPlay) {
+// ``onClick(cell)``: what a click on a playable cell does (null: the board is not clickable);
+// the analysis board (analysis.js) draws with these too
+function cellButton(board, index, onClick) {
   const button = el("button", "cell");
   button.type = "button";
   button.dataset.cell = String(index);
@@ -102,17 +104,17 @@ function cellButton(board, index, humanCanPlay) {
   }
   if (index === board.last_cell) button.classList.add("last");
   if (board.winning_cells.includes(index)) button.classList.add("win");
-  const playable = humanCanPlay && board.playable_cells[index];
+  const playable = onClick && board.playable_cells[index];
   if (playable) {
     button.classList.add("playable");
-    button.addEventListener("click", () => playCell(index));
+    button.addEventListener("click", () => onClick(index));
   } else {
     button.disabled = true;
   }
   return button;
 }
 
-function drawBlocks(container, board, humanCanPlay) {
+function drawBlocks(container, board, onClick) {
   // a grid cut into block x block sub-boards (uttt's small boards), each boxed and tinted
   const perRow = board.cols / board.block;
   container.className = "board blocks";
@@ -122,32 +124,38 @@ function drawBlocks(container, board, humanCanPlay) {
     small.dataset.board = String(b);
     small.style.setProperty("--cols", String(board.block));
     const result = board.blocks[b];
-    const winner = markNames().indexOf(result);
-    if (humanCanPlay && board.active_blocks.includes(b)) small.classList.add("active");
+    const winner = board.mark_names.indexOf(result);
+    if (onClick && board.active_blocks.includes(b)) small.classList.add("active");
     if (result) small.classList.add(winner < 0 ? "drawn" : `won-p${winner}`);
     for (let c = 0; c < board.block * board.block; c++) {
       const row = board.block * Math.floor(b / perRow) + Math.floor(c / board.block);
       const col = board.block * (b % perRow) + (c % board.block);
-      small.appendChild(cellButton(board, row * board.cols + col, humanCanPlay));
+      small.appendChild(cellButton(board, row * board.cols + col, onClick));
     }
     if (winner >= 0) small.appendChild(el("div", "big-mark", result));
     container.appendChild(small);
   }
 }
 
-function drawGrid(container, board, humanCanPlay) {
+function drawGrid(container, board, onClick) {
   container.className = `board grid side-${Math.max(board.rows, board.cols)}`;
   container.style.setProperty("--cols", String(board.cols));
   for (let i = 0; i < board.rows * board.cols; i++) {
-    container.appendChild(cellButton(board, i, humanCanPlay));
+    container.appendChild(cellButton(board, i, onClick));
   }
 }
 
-function drawPieces(game) {
+function drawBoard(container, board, onClick) {
+  container.replaceChildren();
+  if (board.block) drawBlocks(container, board, onClick);
+  else drawGrid(container, board, onClick);
+}
+
+function drawPieces(board, canWrite) {
+  // the numbers the mover may write (numerical tic-tac-toe), where a cell offers a choice
   const picker = $("numbers");
   picker.replaceChildren();
-  const board = game.board;
-  const show = board.pieces_left.length > 0 && canPlay();
+  const show = board.pieces_left.length > 0 && canWrite;
   picker.hidden = !show;
   if (!show) return;
   if (!board.pieces_left.includes(ui.piece)) ui.piece = board.pieces_left[0];
@@ -156,7 +164,7 @@ function drawPieces(game) {
     const button = el("button", piece === ui.piece ? "number selected" : "number", piece);
     button.type = "button";
     button.dataset.number = piece;
-    button.addEventListener("click", () => { ui.piece = piece; drawPieces(ui.game); });
+    button.addEventListener("click", () => { ui.piece = piece; drawPieces(board, canWrite); });
     picker.appendChild(button);
   }
 }
@@ -227,11 +235,9 @@ function draw() {
   const game = ui.game;
   const board = game.board;
   const container = $("board");
-  container.replaceChildren();
-  if (board.block) drawBlocks(container, board, canPlay());
-  else drawGrid(container, board, canPlay());
+  drawBoard(container, board, canPlay() ? playCell : null);
   container.classList.toggle("over", game.over);
-  drawPieces(game);
+  drawPieces(board, canPlay());
 
   $("status").classList.remove("error");
   $("status").textContent = statusText(game);
@@ -293,18 +299,22 @@ function drawAnalysis() {
   if (!panel.hidden) overlayPolicy(ui.analysis);
 }
 
-function overlayPolicy(analysis) {
-  const board = ui.game.board;
+function shadePolicy(container, board, policy) {
+  // each cell tinted by the agent's share of the moves on it, the share written in its corner
   const perCell = board.cell_actions.map(
-    (actions) => actions.reduce((sum, action) => sum + (analysis.policy[action] || 0), 0));
+    (actions) => actions.reduce((sum, action) => sum + (policy[action] || 0), 0));
   const top = Math.max(...perCell, 1e-9);
-  for (const button of $("board").querySelectorAll(".cell")) {
+  for (const button of container.querySelectorAll(".cell")) {
     const p = perCell[Number(button.dataset.cell)];
     if (p <= 0.001) continue;
     button.style.setProperty("--heat", (p / top).toFixed(3));
     button.classList.add("heat");
     button.appendChild(el("span", "pct", `${Math.round(100 * p)}%`));
   }
+}
+
+function overlayPolicy(analysis) {
+  shadePolicy($("board"), ui.game.board, analysis.policy);
   const value = analysis.value;
   const bar = $("value-bar");
   const hasValue = value !== null && value !== undefined;
@@ -350,6 +360,7 @@ async function showReview() {
   }
   if (!ui.game || ui.game.id !== id) return;
   $("review-side").textContent = ui.token ? "you" : review.side_name;
+  $("analyse-link").href = `/analysis?game=${encodeURIComponent(id)}`;
   const svg = $("review-chart");
   const ns = "http://www.w3.org/2000/svg";
   const values = review.plies.map((p) => p.value_for_you);
@@ -482,8 +493,7 @@ function watch(generation) {
 
 // ---- actions ------------------------------------------------------------------------------
 
-function actionForCell(cell) {
-  const board = ui.game.board;
+function actionForCell(board, cell) {
   const actions = board.cell_actions[cell];
   if (!board.pieces_left.length) return actions[0];
   return actions.find((action) => board.action_pieces[action] === ui.piece);
@@ -513,7 +523,7 @@ function playCell(cell) {
   ui.pending = cell;
   ui.pendingPly = ui.game.actions.length;
   send(`/api/games/${ui.game.id}/move`,
-    { action: actionForCell(cell), ply: ui.game.actions.length, wait: false });
+    { action: actionForCell(ui.game.board, cell), ply: ui.game.actions.length, wait: false });
 }
 
 function chosenSide() {
@@ -681,4 +691,4 @@ function route() {
   }
 }
 
-start();
+if (document.body.dataset.page !== "analysis") start();  // analysis.js starts the analysis board
