@@ -16,7 +16,7 @@ import numpy as np
 from ultimate_rl.games import kernels, layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.search import solver, tree
-from ultimate_rl.search.algorithm import Settled
+from ultimate_rl.search.algorithm import Roots, Settled
 from ultimate_rl.search.config import SearchConfig, SearchError, SearchParams, check_count
 from ultimate_rl.search.core import REGISTRY, expand_leaves, new_leaf_batch, simulate, start_roots
 
@@ -168,16 +168,20 @@ class BatchedSearch:
             step_seconds, steps = time.perf_counter() - now, steps + 1
             step_done = (done - before).max()
 
+        return self._output(n, roots, temperatures)
+
+    def _output(self, n: int, roots: Roots, temperatures: np.ndarray) -> SearchOutput:
+        """The finished search's root statistics and the move each tree plays."""
         visit_counts = np.zeros((n, self.num_actions), np.int32)
         q_values = np.zeros((n, self.num_actions), np.float32)
         prior = np.zeros((n, self.num_actions), np.float32)
         root_value = np.zeros(n, np.float32)
         tree.root_statistics(self._forest, n, visit_counts, q_values, prior, root_value)
         policy, action = self._algorithm.choose(
-            self._forest, roots, visit_counts, temperatures, cfg, self._rng
+            self._forest, roots, visit_counts, temperatures, self.config, self._rng
         )
         exact = np.full(n, tree.UNPROVEN, np.int8)
-        if cfg.solver:
+        if self.config.solver:
             solver.play_proven(self._forest, n, action, root_value, exact)
         simulations = roots.simulations_done.copy()
         return SearchOutput(
