@@ -239,10 +239,11 @@ def test_uttt_levels_carry_the_shipped_calibration() -> None:
     measured = {p["name"]: round(p["elo"]) for p in report["ratings"]["players"]}
     levels = {level.name: level for level in default_levels(make("uttt"))}
     assert {n: round(lv.rating) for n, lv in levels.items() if lv.rating} == measured
-    expected = {"uct-1000": 1000, "uct-10000": 1442, "uct-100000": 1779, "uttt_agent": 1868}
+    expected = {"uct-1000": 1000, "uct-10000": 1439, "uct-100000": 1788, "uttt_agent": 1970}
     assert measured == expected
     assert levels["uct-100000"].options == {"num_simulations": 100000}
     assert Path(levels["uttt_agent"].options["path"]).is_file()
+    assert levels["uttt_agent"].options["stop_early"] is False  # the whole budget, as measured
     assert levels["random"].rating is None
     small = [level.name for level in default_levels(make("tictactoe", size=4, k=3))]
     assert small == ["random", "uct-1000", "perfect"]
