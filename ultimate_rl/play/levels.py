@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,7 @@ def analysis_parts(analysis: Any, game: Game, state: np.ndarray) -> tuple[np.nda
 
     Agents return an ``Analysis`` or a mapping with ``policy`` and ``value`` (mover's view).
     """
-    get = analysis.get if isinstance(analysis, dict) else lambda key: getattr(analysis, key, None)
+    get = _fields(analysis)
     policy = np.asarray(get("policy"), dtype=np.float64).reshape(-1)
     if policy.shape != (game.num_actions,) or not np.all(np.isfinite(policy)):
         raise ValueError(
@@ -115,9 +116,8 @@ def analysis_line(analysis: Any, game: Game, state: np.ndarray, policy: np.ndarr
     """The line the agent expects from ``state``: its principal variation (a searching network
     agent's: the most visited move, then the most visited reply...) up to its first move that is
     not legal, or, for an agent without one, the move its ``policy`` favours most."""
-    get = analysis.get if isinstance(analysis, dict) else lambda key: getattr(analysis, key, None)
     line = []
-    for action in get("pv") or ():
+    for action in _fields(analysis)("pv") or ():
         if game.is_terminal(state) or not game.legal_mask(state)[int(action)]:
             break
         line.append(int(action))
@@ -125,6 +125,11 @@ def analysis_line(analysis: Any, game: Game, state: np.ndarray, policy: np.ndarr
     if not line and policy.any():
         line = [int(np.argmax(policy))]
     return line
+
+
+def _fields(analysis: Any) -> Callable[[str], Any]:
+    """Reads a field of an ``Analysis`` or of a mapping alike (None when it is missing)."""
+    return analysis.get if isinstance(analysis, dict) else lambda key: getattr(analysis, key, None)
 
 
 def strongest(levels: list[Level], default: str) -> Level:

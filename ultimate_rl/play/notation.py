@@ -53,20 +53,23 @@ def line_text(game: Game, actions: Sequence[int]) -> str:
 def split_moves(game: Game, text: str) -> list[str]:
     """The moves of a move list as typed (see the module doc); ``MoveError`` names the first
     piece that reads as no move, counted from 1."""
+    return [piece for piece, _ in _read_list(game, text)]
+
+
+def _read_list(game: Game, text: str) -> list[tuple[str, int]]:
+    """Each move of a move list as typed, with the action it names (``split_moves``)."""
     pieces = [p for p in (normalise(p) for p in _LIST_SEPARATORS.split(text)) if p]
     if len(pieces) > 1:
-        for number, piece in enumerate(pieces, 1):
-            _read(game, piece, number)
-        return pieces
+        return [(piece, _read(game, piece, number)) for number, piece in enumerate(pieces, 1)]
     words, moves = normalise(text).split(), []
     while words:
         for count in range(1, min(MAX_WORDS_A_MOVE, len(words)) + 1):
             candidate = " ".join(words[:count])
             try:
-                game.parse_move(candidate)
+                action = game.parse_move(candidate)
             except MoveError:
                 continue
-            moves.append(candidate)
+            moves.append((candidate, action))
             del words[:count]
             break
         else:
@@ -86,10 +89,7 @@ def play_line(game: Game, moves: Sequence[int] | str) -> tuple[list[int], np.nda
     position after them; ``MoveError`` names the first move that cannot be played (counted from
     1) and why: not a move, illegal there, or after the game's end."""
     if isinstance(moves, str):
-        typed: list[tuple[str, int]] = [
-            (repr(text), _read(game, text, number))
-            for number, text in enumerate(split_moves(game, moves), 1)
-        ]
+        typed = [(repr(text), action) for text, action in _read_list(game, moves)]
     else:
         typed = [(f"(action {a})", _action_number(game, a, n)) for n, a in enumerate(moves, 1)]
     state, actions = game.initial_state(), []

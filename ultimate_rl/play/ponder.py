@@ -17,9 +17,6 @@ import numpy as np
 
 from ultimate_rl.games.base import Game
 
-DEFAULT_PONDER_SECONDS = 30.0
-"""The most a level thinks on a person's time after its move (``ponder_seconds``)."""
-
 
 class Ponderer:
     """The site's one ponder: ``start`` after a level's move, ``stop`` before any level thinks."""

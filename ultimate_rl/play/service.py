@@ -31,7 +31,7 @@ import numpy as np
 
 from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
-from ultimate_rl.play.levels import Decision, Level, decide
+from ultimate_rl.play.levels import Decision, Level, decide, strongest
 from ultimate_rl.play.ponder import Ponderer
 from ultimate_rl.play.record import (
     DEFAULT_AWAY_SECONDS,
@@ -73,9 +73,7 @@ class PlayService:
         self.levels = {level.name: level for level in levels}
         self.default_level = default_level or levels[-1].name
         self.level(self.default_level)
-        rated = [level for level in levels if level.rating is not None]
-        strongest = max(rated, key=lambda lv: lv.rating or 0.0).name if rated else None
-        self.takeover_level = takeover_level or strongest or self.default_level
+        self.takeover_level = takeover_level or strongest(levels, self.default_level).name
         self.level(self.takeover_level)
         self.db = db
         self.clock = clock

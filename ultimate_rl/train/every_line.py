@@ -109,8 +109,9 @@ def worst_line(
             for action in options:
                 child = state.copy()
                 kernels.apply(child, int(action))
-                seen = following.get(child.tobytes())
-                following[child.tobytes()] = (child, held or (seen is not None and seen[1]))
+                child_key = child.tobytes()
+                seen = following.get(child_key)
+                following[child_key] = (child, held or (seen is not None and seen[1]))
         if len(following) > max_positions:
             return None
         frontier = following
