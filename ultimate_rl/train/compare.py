@@ -30,7 +30,7 @@ from ultimate_rl.evaluate.ladder import Evaluation, evaluate_agents
 from ultimate_rl.games import Game, make
 from ultimate_rl.train.checkpoints import CHECKPOINT, has_checkpoint
 
-TRAIN_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "train.py"
+TRAIN_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
 FINISHED = "summary.json"  # written by a training run when it ends
 Z95 = 1.959964
 
@@ -74,7 +74,10 @@ class Comparison:
         return Comparison(self.name, kept, self.seeds, self.minutes, self.base, self.evaluate)
 
     def runs(self) -> list[tuple[str, int]]:
-        return [(recipe, seed) for recipe in self.recipes for seed in self.seeds]
+        """Seed by seed, every recipe in turn: a drift in the machine's speed over the hours
+        falls on every recipe alike, and an interrupted comparison has each recipe's first
+        seeds."""
+        return [(recipe, seed) for seed in self.seeds for recipe in self.recipes]
 
 
 def run_dir(out: Path, recipe: str, seed: int) -> Path:
