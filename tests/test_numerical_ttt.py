@@ -42,35 +42,35 @@ def test_start_position(game) -> None:
     legal = game.legal_actions(state)
     assert len(legal) == 45  # 9 cells x 5 odd numbers
     assert {a % 9 + 1 for a in legal} == {1, 3, 5, 7, 9}
-    after = game.apply(state, game.string_to_action("5@4"))
+    after = game.apply(state, game.string_to_action("5@5"))
     assert len(game.legal_actions(after)) == 32  # 8 cells x 4 even numbers
 
 
 def test_line_completed_with_the_opponents_numbers_wins_for_the_mover(game) -> None:
     # even wrote 2 and 4 in the top row; odd completes it with 9: 2 + 4 + 9 = 15
-    state = play(game, ["1@8", "2@0", "3@6", "4@1"])
+    state = play(game, ["1@9", "2@1", "3@7", "4@2"])
     assert not game.is_terminal(state)
-    won = game.apply(state, game.string_to_action("9@2"))
+    won = game.apply(state, game.string_to_action("9@3"))
     assert game.winner(won) == 0 and game.returns(won) == 1.0
     assert game.render(won).splitlines()[3] == "odd (first player) won"
 
 
 def test_mixed_line_wins_for_the_second_player(game) -> None:
-    state = play(game, ["1@0", "6@1", "9@4", "8@2"])  # top row 1 + 6 + 8
+    state = play(game, ["1@1", "6@2", "9@5", "8@3"])  # top row 1 + 6 + 8
     assert game.winner(state) == 1 and game.returns(state) == -1.0
 
 
 def test_full_line_not_summing_to_fifteen_does_not_win(game) -> None:
-    state = play(game, ["1@0", "2@1", "3@2"])  # 1 + 2 + 3 = 6
+    state = play(game, ["1@1", "2@2", "3@3"])  # 1 + 2 + 3 = 6
     assert not game.is_terminal(state)
-    state = play(game, ["9@0", "2@4", "3@6"])  # diagonal 9 + 2 + empty cell 8; even to move
-    assert not game.is_terminal(game.apply(state, game.string_to_action("6@5")))
-    assert game.winner(game.apply(state, game.string_to_action("4@8"))) == 1  # 9 + 2 + 4
+    state = play(game, ["9@1", "2@5", "3@7"])  # diagonal 9 + 2 + empty cell 9; even to move
+    assert not game.is_terminal(game.apply(state, game.string_to_action("6@6")))
+    assert game.winner(game.apply(state, game.string_to_action("4@9"))) == 1  # 9 + 2 + 4
 
 
 def test_drawn_game(game) -> None:
     # final board 4 6 3 / 5 1 2 / 8 7 9: line sums 13 8 24 17 14 14 14 12
-    moves = ["7@7", "2@5", "5@3", "6@1", "3@2", "4@0", "1@4", "8@6", "9@8"]
+    moves = ["7@8", "2@6", "5@4", "6@2", "3@3", "4@1", "1@5", "8@7", "9@9"]
     state = play(game, moves[:-1])
     assert not game.is_terminal(state) and game.numbers_left(state, 0) == [9]
     assert game.numbers_left(state, 1) == []
@@ -80,19 +80,19 @@ def test_drawn_game(game) -> None:
 
 
 def test_illegal_actions_raise(game) -> None:
-    state = play(game, ["5@4"])  # even to move
+    state = play(game, ["5@5"])  # even to move
     with pytest.raises(IllegalActionError, match="illegal action"):
-        game.apply(state, game.string_to_action("3@0"))  # an odd number: not theirs
+        game.apply(state, game.string_to_action("3@1"))  # an odd number: not theirs
     with pytest.raises(IllegalActionError):
-        game.apply(state, game.string_to_action("2@4"))  # cell taken
-    state = play(game, ["5@4", "2@0"])  # odd to move
+        game.apply(state, game.string_to_action("2@5"))  # cell taken
+    state = play(game, ["5@5", "2@1"])  # odd to move
     with pytest.raises(IllegalActionError):
-        game.apply(state, game.string_to_action("5@8"))  # number used
+        game.apply(state, game.string_to_action("5@9"))  # number used
     with pytest.raises(IllegalActionError):
         game.apply(state, 81)
-    won = play(game, ["1@0", "6@1", "9@4", "8@2"])
+    won = play(game, ["1@1", "6@2", "9@5", "8@3"])
     with pytest.raises(GameOverError):
-        game.apply(won, game.string_to_action("3@8"))
+        game.apply(won, game.string_to_action("3@9"))
 
 
 @settings(max_examples=60, deadline=None)
@@ -122,14 +122,14 @@ def test_random_games_agree_with_referee(game, seed: int) -> None:
 
 def test_encode_planes(game) -> None:
     assert game.observation_shape == (19, 3, 3)
-    state = play(game, ["7@4", "2@0"])  # odd to move
+    state = play(game, ["7@5", "2@1"])  # odd to move
     planes = game.encode(state)
     assert planes.shape == game.observation_shape and planes.dtype == np.float32
     assert planes[6, 1, 1] == 1 and planes[1, 0, 0] == 1 and planes[:9].sum() == 2
     left = [n for n in range(1, 10) if planes[8 + n].all()]
     assert left == [1, 3, 4, 5, 6, 8, 9] and planes[9:18].sum() == 9 * len(left)
     assert planes[18].all()
-    assert not game.encode(game.apply(state, game.string_to_action("1@8")))[18].any()
+    assert not game.encode(game.apply(state, game.string_to_action("1@9")))[18].any()
 
 
 def test_symmetries_are_the_board_ones_with_and_without_n_to_10_minus_n(game) -> None:
@@ -143,15 +143,15 @@ def test_symmetries_are_the_board_ones_with_and_without_n_to_10_minus_n(game) ->
         np.testing.assert_array_equal(plain.action_perm % 9 + 1, numbers)
         np.testing.assert_array_equal(swapped.action_perm % 9 + 1, 10 - numbers)
     # by hand: even completes 8 1 6 across the top; the complement 2 9 4 wins the same way
-    moves = ["1@1", "8@0", "3@4", "6@2"]
-    mirrored = ["9@1", "2@0", "7@4", "4@2"]
+    moves = ["1@2", "8@1", "3@5", "6@3"]
+    mirrored = ["9@2", "2@1", "7@5", "4@3"]
     actions = [game.string_to_action(m) for m in moves]
     assert [game.action_to_string(a) for a in complemented[0].actions(actions)] == mirrored
     state, moved = play(game, moves), play(game, mirrored)
     assert game.returns(state) == game.returns(moved) == -1.0
     np.testing.assert_array_equal(complemented[0].planes(game.encode(state)), game.encode(moved))
     before = play(game, moves[:3])  # 2 4 5 6 7 9 unused, even to move
-    after = complemented[0].planes(game.encode(before))  # 9@1 2@0 7@4 as numbers n at plane n-1
+    after = complemented[0].planes(game.encode(before))  # 9@2 2@1 7@5 as numbers n at plane n-1
     assert after[9 - 1, 0, 1] == 1 and after[2 - 1, 0, 0] == 1 and after[7 - 1, 1, 1] == 1
     assert after[:9].sum() == 3
     assert [n for n in range(1, 10) if after[8 + n].all()] == [1, 3, 4, 5, 6, 8]
@@ -159,13 +159,14 @@ def test_symmetries_are_the_board_ones_with_and_without_n_to_10_minus_n(game) ->
 
 
 def test_action_names_and_render(game) -> None:
-    assert game.action_to_string(42) == "7@4" and game.string_to_action(" 7 @ 4 ") == 42
-    for a in range(81):
+    assert game.action_to_string(42) == "7@5" and game.string_to_action(" 7 @ 5 ") == 42
+    for a in range(81):  # one notation: what people type reads the machine's names too
         assert game.string_to_action(game.action_to_string(a)) == a
-    for bad in ("0@4", "7@9", "74", "x@y"):
-        with pytest.raises(UnknownGameError, match="<number 1-9>@<cell 0-8>"):
+        assert game.parse_move(game.action_to_string(a)) == a
+    for bad in ("0@5", "7@0", "74", "x@y"):
+        with pytest.raises(UnknownGameError, match="<number 1-9>@<cell 1-9>"):
             game.string_to_action(bad)
-    picture = game.render(play(game, ["7@4", "2@0"]))
+    picture = game.render(play(game, ["7@5", "2@1"]))
     assert picture.splitlines() == [
         "2 . .",
         ". 7 .",

@@ -1,7 +1,8 @@
 """Numerical tic-tac-toe: odd numbers against even ones, a line summing to 15 wins (see kernels).
 
 Actions are ``9 * cell + (number - 1)`` with cells row-major 0..8 from the top left. As text an
-action is ``"<number>@<cell>"``: ``"7@4"`` writes 7 in the centre (action 9 * 4 + 6 = 42).
+action is ``"<number>@<cell>"`` with cells 1..9, as people type them (``parse_move``): ``"7@5"``
+writes 7 in the centre (action 9 * 4 + 6 = 42).
 
 Besides the 8 board symmetries the game has a number symmetry: n -> 10 - n keeps odd numbers odd,
 even numbers even and turns a + b + c = 15 into 30 - 15 = 15, so it keeps every outcome. Both
@@ -24,7 +25,7 @@ from ultimate_rl.games.ownership import CELLS
 from ultimate_rl.games.solver import SolvedByTables
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
 
-_ACTION_TEXT = re.compile(r"\s*([1-9])\s*@\s*([0-8])\s*")
+_ACTION_TEXT = re.compile(r"\s*([1-9])\s*@\s*([1-9])\s*")
 _PLAYER_NAMES = ("odd (first player)", "even (second player)")
 _MOVE_TEXT = re.compile(r"(\d+) ?(?:at|@|on|in|to)? ?([a-z]?\d+[a-z]?)")
 _LINES = lines(3, 3, 3)
@@ -75,21 +76,22 @@ class NumericalTicTacToe(SolvedByTables, Game):
         return kn.initial_state()
 
     def action_to_string(self, action: int) -> str:
-        """``"<number>@<cell>"``, e.g. ``"7@4"`` for 7 in the centre."""
+        """``"<number>@<cell 1-9>"``, e.g. ``"7@5"`` for 7 in the centre: what ``parse_move``
+        reads too."""
         if not 0 <= action < self.num_actions:
             raise UnknownGameError(f"action {action!r} is outside 0..{self.num_actions - 1}")
         cell, number_index = divmod(int(action), 9)
-        return f"{number_index + 1}@{cell}"
+        return f"{number_index + 1}@{cell + 1}"
 
     def string_to_action(self, text: str) -> int:
         """Inverse of ``action_to_string`` (for human input); a clear error on bad text."""
         match = _ACTION_TEXT.fullmatch(text)
         if match is None:
             raise UnknownGameError(
-                f"{text!r} is not a move; write <number 1-9>@<cell 0-8>, e.g. '7@4' for 7 in "
-                "the centre (cells row-major from the top left)"
+                f"{text!r} is not a move; write <number 1-9>@<cell 1-9>, e.g. '7@5' for 7 in "
+                "the centre (cells row by row from the top left)"
             )
-        return 9 * int(match.group(2)) + int(match.group(1)) - 1
+        return 9 * (int(match.group(2)) - 1) + int(match.group(1)) - 1
 
     def picture(self, state: np.ndarray) -> BoardPicture:
         self.check_state(state)
