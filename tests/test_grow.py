@@ -32,6 +32,8 @@ GROWTHS = {
         "model.value_channels=4",
         "model.value_hidden=96",
     ],
+    "pooled": ["model.global_pooling=true"],  # KataGo's pooling bias added to every block
+    "wider and pooled": ["model.channels=48", "model.global_pooling=true"],
 }
 
 
@@ -51,9 +53,11 @@ def test_a_grown_network_computes_the_small_ones_outputs(tmp_path: Path, capsys,
 
 
 def test_every_new_weight_learns_from_the_first_step():
-    run = uttt_run(f"train.init_from={AGENT}", "model=resnet_small", *GROWTHS["every size"])
+    growth = [*GROWTHS["every size"], "model.global_pooling=true"]
+    run = uttt_run(f"train.init_from={AGENT}", "model=resnet_small", *growth)
     learner = Learner(run, torch.device("cpu"))
     learner.init_weights(str(AGENT))
+    assert learner.model.state_dict()["tower.0.pool_bias.weight"].abs().sum() == 0
     worker = SelfPlayWorker(run.game, run.search, run.selfplay)
     evaluate = make_evaluator(learner.model, "cpu", backend="torch")
     data = worker.play(evaluate, 2, np.random.default_rng(0))
@@ -66,6 +70,7 @@ def test_every_new_weight_learns_from_the_first_step():
         "new head channels into the policy": after["policy_head.4.weight"][:, 4 * 81 :],
         "new hidden units into the value": after["value_head.6.weight"][:, 64:],
         "the new block's last scale": after["tower.3.bn2.weight"],
+        "an old block's new pooling bias": after["tower.0.pool_bias.weight"],
     }
     for what, weights in zeroed.items():
         assert weights.abs().sum() > 0, f"{what} did not learn"
@@ -82,6 +87,8 @@ def test_only_a_smaller_network_of_the_same_kind_grows():
     pooled = replace(SHIPPED, global_pooling=True)  # its bias reads [means, maxima]: depth only
     assert can_grow(pooled, replace(pooled, blocks=4))
     assert not can_grow(pooled, replace(pooled, channels=48))
+    assert can_grow(SHIPPED, pooled)  # a pooling bias is gained at zero
+    assert not can_grow(pooled, replace(SHIPPED, blocks=4))  # nor ever dropped
 
 
 def test_growing_keeps_the_small_networks_auxiliary_heads_or_says_how(tmp_path: Path):

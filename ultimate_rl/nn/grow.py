@@ -4,7 +4,8 @@ blocks, channels, head channels or value-head width, starting exactly where the 
 Net2Net's idea (Chen et al., 2016) by zero padding: each of the small network's tensors is copied
 into the leading corner of the big one's; the weights from a new unit into an old one are zeroed,
 so no new channel reaches an old one; each new residual block's last batch-norm scale is zeroed,
-so the block adds nothing to its skip. The big network then computes the small one's outputs, and
+so the block adds nothing to its skip; a new global pooling bias (``model.global_pooling`` turned
+on) starts at zero, so it biases nothing. The big network then computes the small one's outputs, and
 its new units learn from there: their incoming weights keep their random init, and the zeroed
 weights out of them get gradients because their activations are not zero. A bigger network can so
 continue a plateaued smaller one's training instead of starting from noise.
@@ -25,15 +26,19 @@ GROWABLE = ("blocks", "channels", "policy_channels", "value_channels", "value_hi
 
 def can_grow(small: ModelConfig, big: ModelConfig) -> bool:
     """Whether ``small``'s network grows into ``big``'s: both ResNets, no size smaller, at least
-    one larger, the rest equal (auxiliary heads aside: a missing one starts fresh). A global
-    pooling bias reads [means, maxima] side by side, so those towers grow in depth only."""
-    fixed = {k: v for k, v in asdict(small).items() if k not in (*GROWABLE, "aux_heads")}
+    one larger or global pooling gained, the rest equal (auxiliary heads aside: a missing one
+    starts fresh). A global pooling bias reads [means, maxima] side by side, so a pooled tower
+    grows in depth only; pooling is never dropped."""
+    kept = (*GROWABLE, "aux_heads", "global_pooling")
+    fixed = {k: v for k, v in asdict(small).items() if k not in kept}
     sizes = [(getattr(small, k), getattr(big, k)) for k in GROWABLE]
+    gains_pooling = big.global_pooling and not small.global_pooling
     return (
         small.arch == "resnet"
         and all(getattr(big, k) == v for k, v in fixed.items())
         and all(have <= want for have, want in sizes)
-        and any(have < want for have, want in sizes)
+        and (any(have < want for have, want in sizes) or gains_pooling)
+        and not (small.global_pooling and not big.global_pooling)
         and not (small.global_pooling and big.channels != small.channels)
     )
 
@@ -47,6 +52,8 @@ def grown_state(small: dict[str, torch.Tensor], model: nn.Module) -> dict[str, t
         if source is None:
             if name.startswith("tower.") and name.endswith("bn2.weight"):
                 tensor.zero_()  # a new block: its residual branch starts at zero
+            if ".pool_bias." in name:
+                tensor.zero_()  # a new pooling bias: adds nothing until it learns
             continue
         if source.dim() >= 2:  # conv and linear weights: [out, in, ...]
             tensor[: source.shape[0], source.shape[1] :] = 0  # new inputs into old outputs
