@@ -5,7 +5,7 @@
 Trains every (recipe, seed) of the comparison file in turn for the same minutes, rates every
 final network in ONE Bradley-Terry pool against the UCT ladder (95% intervals), and writes
 docs/experiments/<name>/results.md, results.json and elo.png. Running it again resumes: finished
-runs are skipped, an interrupted one continues. See ultimate_rl/train/compare.py.
+runs are skipped, an interrupted one continues. See ultimate_rl.experiments.compare.py.
 """
 
 from __future__ import annotations
@@ -15,7 +15,13 @@ import sys
 from pathlib import Path
 
 from ultimate_rl.evaluate import EvaluationError
-from ultimate_rl.train.compare import Comparison, rate_all, summarise, train_all, write_results
+from ultimate_rl.experiments.compare import (
+    Comparison,
+    rate_all,
+    summarise,
+    train_all,
+    write_results,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ultimate_rl.train import check_config, compare
-from ultimate_rl.train.compare import Comparison, run_dir, train_command
+from ultimate_rl.experiments import compare
+from ultimate_rl.experiments.compare import Comparison, run_dir, train_command
+from ultimate_rl.train import check_config
 from ultimate_rl.train.run import compose_train_config
 
 ROOT = Path(__file__).resolve().parents[1]

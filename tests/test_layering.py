@@ -36,7 +36,7 @@ LEVELS: dict[str, int] = {
     "loading": 7,  # ``load_agent``: agents and export bundles behind one call
     "play": 8,
     "benchmarks": 9,  # measures every layer
-    "compare": 9,  # trains recipes, then rates them: above train and evaluate
+    "experiments": 9,  # trains recipes, then rates them: above train and evaluate
     "__init__": 9,  # the package root: registers the environments, re-exports ``load_agent``
 }
 FORBIDDEN: set[tuple[str, str]] = {("evaluate", "train")}
