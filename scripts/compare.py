@@ -5,7 +5,7 @@
 Trains every (recipe, seed) of the comparison file in turn for the same minutes, rates every
 final network in ONE Bradley-Terry pool against the UCT ladder (95% intervals), and writes
 docs/experiments/<name>/results.md, results.json and elo.png. Running it again resumes: finished
-runs are skipped, an interrupted one continues. See ultimate_rl.experiments.compare.py.
+runs are skipped, an interrupted one continues. See ultimate_rl/experiments/compare.py.
 """
 
 from __future__ import annotations

@@ -144,18 +144,16 @@ def test_global_pooling_lets_one_block_see_the_whole_board():
     assert not torch.allclose(outputs[True][0], outputs[True][1])
 
 
-def _board_symmetries(x: torch.Tensor) -> list[torch.Tensor]:
-    """The 8 rotations and reflections of a square board (the last two dimensions)."""
-    turns = [torch.rot90(x, k, dims=(-2, -1)) for k in range(4)]
-    return turns + [t.flip(-1) for t in turns]
-
-
 @pytest.mark.parametrize("name", ["uttt", "tictactoe"])
 def test_global_pooling_keeps_the_outputs_shapes_and_the_towers_symmetry(name: str):
     """Pooling adds a board-wide bias, the same for every cell: the heads' shapes stay, and a
     tower whose 3x3 kernels are symmetric turns with the board, pooled or not (means and maxima
     of a turned board are the same)."""
     game = make(name)
+
+    def turned(x: torch.Tensor) -> list[torch.Tensor]:  # the game's board symmetries
+        return [torch.from_numpy(s.grid(x.detach().numpy()).copy()) for s in game.symmetries]
+
     planes = torch.rand(3, *game.observation_shape)
     shapes = {}
     for pooling in (False, True):
@@ -163,11 +161,11 @@ def test_global_pooling_keeps_the_outputs_shapes_and_the_towers_symmetry(name: s
         model = build_model(game, config, seed=1).eval()
         with torch.no_grad():
             for conv in (m for m in model.modules() if isinstance(m, torch.nn.Conv2d)):
-                conv.weight.copy_(torch.stack(_board_symmetries(conv.weight)).mean(dim=0))
+                conv.weight.copy_(torch.stack(turned(conv.weight)).mean(dim=0))
             shapes[pooling] = {k: v.shape for k, v in model(planes).items()}
             features = model.tower(model.stem(planes))
             for turned_planes, turned_features in zip(
-                _board_symmetries(planes), _board_symmetries(features), strict=True
+                turned(planes), turned(features), strict=True
             ):
                 got = model.tower(model.stem(turned_planes))
                 torch.testing.assert_close(got, turned_features, atol=1e-5, rtol=1e-5)

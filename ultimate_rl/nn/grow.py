@@ -5,10 +5,10 @@ Net2Net's idea (Chen et al., 2016) by zero padding: each of the small network's 
 into the leading corner of the big one's; the weights from a new unit into an old one are zeroed,
 so no new channel reaches an old one; each new residual block's last batch-norm scale is zeroed,
 so the block adds nothing to its skip; a new global pooling bias (``model.global_pooling`` turned
-on) starts at zero, so it biases nothing. The big network then computes the small one's outputs, and
-its new units learn from there: their incoming weights keep their random init, and the zeroed
-weights out of them get gradients because their activations are not zero. A bigger network can so
-continue a plateaued smaller one's training instead of starting from noise.
+on) starts at zero, so it biases nothing. The big network then computes the small one's outputs,
+and its new units learn from there: their incoming weights keep their random init, and the zeroed
+weights out of them get gradients because their activations are not zero. A bigger network can
+so continue a plateaued smaller one's training instead of starting from noise.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def can_grow(small: ModelConfig, big: ModelConfig) -> bool:
     one larger or global pooling gained, the rest equal (auxiliary heads aside: a missing one
     starts fresh). A global pooling bias reads [means, maxima] side by side, so a pooled tower
     grows in depth only; pooling is never dropped."""
-    kept = (*GROWABLE, "aux_heads", "global_pooling")
-    fixed = {k: v for k, v in asdict(small).items() if k not in kept}
+    may_differ = (*GROWABLE, "aux_heads", "global_pooling")
+    fixed = {k: v for k, v in asdict(small).items() if k not in may_differ}
     sizes = [(getattr(small, k), getattr(big, k)) for k in GROWABLE]
     gains_pooling = big.global_pooling and not small.global_pooling
     return (
