@@ -21,7 +21,7 @@ from ultimate_rl.play.session import parse_turn_seconds
 from ultimate_rl.play.store import Database, default_db_path
 from ultimate_rl.play.terminal import TerminalPlay
 from ultimate_rl.play.web import serve
-from ultimate_rl.workers import ACTOR_ENV
+from ultimate_rl.runtime.workers import ACTOR_ENV
 
 UIS = ("terminal", "web")
 

@@ -20,9 +20,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "ultimate_rl"
 
 LEVELS: dict[str, int] = {
-    "_numba_cache": 0,  # process setup that every layer may use; imports nothing of ours
-    "faults": 0,  # failpoints for the fault-injection tests; imports nothing of ours
-    "workers": 0,  # how worker processes start (threads, stop signals); imports nothing of ours
+    "runtime": 0,  # numba's cache, worker processes, failpoints: imports nothing else of ours
     "games": 1,
     "game_configs": 2,  # the Hydra ``game`` options, derived from the games; below train
     "search": 2,

@@ -28,8 +28,8 @@ from test_train_loop import (
     wait_for_iteration,
 )
 
-from ultimate_rl.faults import FAULT_ENV, planned_faults
 from ultimate_rl.nn import load_checkpoint
+from ultimate_rl.runtime.faults import FAULT_ENV, planned_faults
 from ultimate_rl.train import RunFolderError, prepare_run, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.run import RunFolderLock

@@ -15,8 +15,8 @@ import pytest
 import torch
 from helpers import tiny_run_overrides
 
-from ultimate_rl.faults import FAULT_ENV
 from ultimate_rl.nn import load_checkpoint
+from ultimate_rl.runtime.faults import FAULT_ENV
 from ultimate_rl.train import prepare_run, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.run import compose_train_config
@@ -128,7 +128,7 @@ def test_resume_removes_temp_files_of_interrupted_saves_only(tmp_path: Path, cap
 
 def start_run(run_dir: Path, *overrides: str, fault: str = "") -> subprocess.Popen:
     """``scripts/train.py`` in a subprocess; a resumed run takes its settings from its folder.
-    ``fault`` plans failpoints (``ultimate_rl.faults``) in it."""
+    ``fault`` plans failpoints (``ultimate_rl.runtime.faults``) in it."""
     settings = [] if "resume=true" in overrides else TINY
     command = [
         sys.executable,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 
-from ultimate_rl.workers import bounded_jobs, first_finished
+from ultimate_rl.runtime.workers import bounded_jobs, first_finished
 
 
 class FakePool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ultimate_rl._numba_cache import use_source_keyed_cache
+from ultimate_rl.runtime.numba_cache import use_source_keyed_cache
 
 use_source_keyed_cache()  # before any kernel module is imported
 

@@ -53,7 +53,7 @@ from ultimate_rl.evaluate.specs import (
 )
 from ultimate_rl.evaluate.sprt import SPRTConfig, SPRTResult, sprt
 from ultimate_rl.games import Game, random_opening
-from ultimate_rl.workers import bounded_jobs, first_finished
+from ultimate_rl.runtime.workers import bounded_jobs, first_finished
 
 OVER_BUDGET_SLACK = 1.5  # a move counts as over budget past this multiple of time_per_move
 

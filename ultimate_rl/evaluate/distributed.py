@@ -12,8 +12,8 @@ from contextlib import closing
 from functools import partial
 from typing import Any
 
+from ultimate_rl.runtime.workers import bounded_jobs
 from ultimate_rl.selfplay.schema import RaySettings
-from ultimate_rl.workers import bounded_jobs
 
 
 def play_on_ray(

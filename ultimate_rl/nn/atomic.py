@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ultimate_rl.faults import failpoint
+from ultimate_rl.runtime.faults import failpoint
 
 # mkstemp's alphabet and length, so the pattern also matches temp files of earlier versions
 _TOKEN_CHARS = string.ascii_lowercase + string.digits + "_"

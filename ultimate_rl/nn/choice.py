@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ultimate_rl._numba_cache import user_cache_root
 from ultimate_rl.games.base import Game
 from ultimate_rl.nn.device import resolve_device
 from ultimate_rl.nn.evaluator import (
@@ -39,6 +38,7 @@ from ultimate_rl.nn.evaluator import (
 )
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.numerics import Numerics, Probe, compare, probe_positions
+from ultimate_rl.runtime.numba_cache import user_cache_root
 
 TIMING_SECONDS = 0.1  # per path; about a second of start-up in all without the cache
 CACHE_ENV = "ULTIMATE_RL_CACHE_DIR"

@@ -52,7 +52,7 @@ from ultimate_rl.games import make as make_game
 from ultimate_rl.nn import build_model, make_evaluator
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.models import MASKED_LOGIT
-from ultimate_rl.workers import actor_start_environment, ignore_stop_signals
+from ultimate_rl.runtime.workers import actor_start_environment, ignore_stop_signals
 
 MAX_BATCH = 4096  # positions in one forward pass at most
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch.multiprocessing as mp
 
+from ultimate_rl.runtime.workers import actor_start_environment, ignore_stop_signals
 from ultimate_rl.selfplay.actor import (
     ActorCore,
     ActorSpec,
@@ -33,7 +34,6 @@ from ultimate_rl.selfplay.actor import (
     Weights,
 )
 from ultimate_rl.selfplay.inference_server import InferenceServer
-from ultimate_rl.workers import actor_start_environment, ignore_stop_signals
 
 log = logging.getLogger(__name__)
 

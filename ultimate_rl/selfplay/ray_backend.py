@@ -10,7 +10,7 @@ the store holds. A killed actor is restarted by Ray (``max_restarts``) and its j
 or ``ray://HOST:PORT`` joins a running cluster. Workers import this package through
 ``PYTHONPATH`` (passed on in the runtime env): on a cluster every node needs the same checkout
 at the same path, or the package installed. Numba's kernel cache is keyed by the kernels'
-source (``ultimate_rl._numba_cache``), so the actors of one node compile once between them.
+source (``ultimate_rl.runtime.numba_cache``), so the actors of one node compile once between them.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Any
 
 import ray
 
+from ultimate_rl.runtime.workers import ACTOR_ENV
 from ultimate_rl.selfplay.actor import ActorCore, ActorSpec, Job, Result, Weights
 from ultimate_rl.selfplay.schema import RaySettings
-from ultimate_rl.workers import ACTOR_ENV
 
 
 class SelfPlayActor:

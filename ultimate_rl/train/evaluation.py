@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ultimate_rl.agents.match import BatchPlayer, play_games
-from ultimate_rl.faults import failpoint
 from ultimate_rl.games import Game, kernels, random_opening, solve
+from ultimate_rl.runtime.faults import failpoint
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
 
 

@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from ultimate_rl.faults import failpoint
 from ultimate_rl.nn import autocast, build_model
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import training_precision
@@ -30,6 +29,7 @@ from ultimate_rl.nn.grow import can_grow, grown_state
 from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.weights import load_network_weights
+from ultimate_rl.runtime.faults import failpoint
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData

@@ -18,10 +18,10 @@ import numpy as np
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from ultimate_rl.faults import failpoint
 from ultimate_rl.games import kernels, sample_positions
 from ultimate_rl.nn import NetworkEvaluator
 from ultimate_rl.nn.evaluator import PIN_ENV
+from ultimate_rl.runtime.faults import failpoint
 from ultimate_rl.selfplay.worker import SelfPlayStats
 from ultimate_rl.train.config import RunConfig
 from ultimate_rl.train.learner import Progress

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ultimate_rl.faults import failpoint
+from ultimate_rl.runtime.faults import failpoint
 from ultimate_rl.selfplay.actor import Result
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.worker import SelfPlayStats

@@ -26,16 +26,16 @@ from ultimate_rl.games import make as make_game
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.nn.checkpoint import save_checkpoint
-from ultimate_rl.search.uct import UCT
-from ultimate_rl.selfplay.targets import search_targets, unplayed_ownership
-from ultimate_rl.train.config import WarmStartSection
-from ultimate_rl.train.learner import Learner
-from ultimate_rl.workers import (
+from ultimate_rl.runtime.workers import (
     actor_start_environment,
     bounded_jobs,
     first_finished,
     ignore_stop_signals,
 )
+from ultimate_rl.search.uct import UCT
+from ultimate_rl.selfplay.targets import search_targets, unplayed_ownership
+from ultimate_rl.train.config import WarmStartSection
+from ultimate_rl.train.learner import Learner
 
 Labels = tuple[np.ndarray, np.ndarray, np.ndarray]  # states [N, S], policies [N, A], values [N]
 CHUNK = 250  # positions per labelling job: a progress tick and a stop check every ~1 s at 1,000

@@ -16,18 +16,34 @@ from pathlib import Path
 
 import numba
 
+PACKAGE = Path(__file__).resolve().parents[1]
+"""The ``ultimate_rl`` package folder, whose sources key the cache."""
+
 
 def use_source_keyed_cache() -> None:
     """Points numba's cache at ``<cache>/ultimate_rl/numba/<hash of kernel sources>``."""
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    package = Path(__file__).parent
+    digest = kernel_source_digest(PACKAGE)
+    numba.config.CACHE_DIR = str(user_cache_root() / "numba" / digest)
+
+
+def kernel_sources(package: Path) -> list[Path]:
+    """The files under ``package`` whose edit must start a fresh cache: those that hold numba
+    kernels, and every file under ``games/``."""
+    return [
+        path
+        for path in sorted(package.rglob("*.py"))
+        if b"njit" in path.read_bytes() or path.relative_to(package).parts[0] == "games"
+    ]
+
+
+def kernel_source_digest(package: Path) -> str:
+    """16 hex digits naming numba's version and the kernel sources' paths and contents."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(package.rglob("*.py")):
-        source = path.read_bytes()
-        if b"njit" in source or path.relative_to(package).parts[0] == "games":
-            digest.update(str(path.relative_to(package)).encode() + b"\0" + source)
-    numba.config.CACHE_DIR = str(user_cache_root() / "numba" / digest.hexdigest()[:16])
+    for path in kernel_sources(package):
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def user_cache_root() -> Path:
