@@ -10,7 +10,9 @@ import pytest
 import yaml
 
 from ultimate_rl.experiments import compare
-from ultimate_rl.experiments.compare import Comparison, run_dir, train_command
+from ultimate_rl.experiments.compare import Comparison, run_dir, snapshot_at, train_command
+from ultimate_rl.games import make
+from ultimate_rl.nn import ModelConfig, build_model, save_checkpoint
 from ultimate_rl.train import check_config
 from ultimate_rl.train.run import compose_train_config
 
@@ -55,6 +57,29 @@ def test_a_comparison_needs_two_seeds_and_names_its_recipes(tmp_path: Path):
     assert list(comparison.select(["q_mix", "baseline"]).recipes) == ["q_mix", "baseline"]
     with pytest.raises(ValueError, match=r"unknown recipe\(s\) \['nope'\]"):
         comparison.select(["nope"])
+
+
+def test_curve_minutes_lie_inside_the_run():
+    with pytest.raises(ValueError, match=r"between 0 and the run's 0.05 minutes.*\[0.05\]"):
+        Comparison(**{**TINY, "curve_minutes": [0.01, 0.05]})
+    comparison = Comparison(**{**TINY, "curve_minutes": [0.01]})
+    assert comparison.select(["q_mix"]).curve_minutes == [0.01]
+
+
+def test_a_curve_point_is_the_newest_snapshot_saved_by_that_minute(tmp_path: Path):
+    config = ModelConfig(arch="resnet", blocks=1, channels=8, value_hidden=8)
+    model = build_model(make("tictactoe"), config, seed=0)
+    for iteration, minutes in ((0, 1.0), (10, 4.0), (20, 7.5)):
+        save_checkpoint(
+            tmp_path / "checkpoints" / f"iter_{iteration:05d}.pt",
+            model=model,
+            game_name="tictactoe",
+            step=100 * iteration,
+            extra={"minutes": minutes},
+        )
+    assert snapshot_at(tmp_path, 0.5) is None
+    assert snapshot_at(tmp_path, 5.0) == (tmp_path / "checkpoints" / "iter_00010.pt", 4.0)
+    assert snapshot_at(tmp_path, 7.5) == (tmp_path / "checkpoints" / "iter_00020.pt", 7.5)
 
 
 def test_a_new_run_gets_the_recipe_and_budget_an_interrupted_one_resumes(tmp_path: Path):
@@ -109,8 +134,18 @@ def test_compare_trains_rates_in_one_pool_and_resumes(tmp_path: Path, capsys):
     assert set(results["recipes"]) == {"baseline", "q_mix"}
     assert all(r["ci"][0] <= r["elo"] <= r["ci"][1] for r in results["runs"])
     assert "| q_mix | 1 |" in (out / "results.md").read_text() and (out / "elo.png").is_file()
+    assert "curve" not in results["recipes"]["baseline"] and not (out / "curve.png").exists()
     saved = yaml.safe_load((run_dir(out, "q_mix", 1) / "config.yaml").read_text())
     assert saved["optim"]["value_target_q_weight"] == 0.5 and saved["seed"] == 1
     capsys.readouterr()
     assert script.main([str(path), "--out", str(out), "--no-plot"]) == 0
     assert capsys.readouterr().out.count("finished before, skipped") == 4
+    # rated again with a learning curve: each run's snapshot of its first iteration joins
+    minute = 0.9 * TINY["minutes"]
+    arguments = [str(path), "--out", str(out), "--curve-minutes", str(minute)]
+    assert script.main(arguments) == 0
+    results = json.loads((out / "results.json").read_text())
+    for recipe in ("baseline", "q_mix"):
+        curve = results["recipes"][recipe]["curve"]
+        assert [(p["minute"], p["seeds"]) for p in curve] == [(minute, 2), (TINY["minutes"], 2)]
+    assert (out / "curve.png").is_file() and "Learning curve" in (out / "results.md").read_text()

@@ -8,7 +8,9 @@ network options, ...). Every run trains in its own folder, one after the other, 
 every final network plays the UCT ladder, and ONE Bradley-Terry fit over all those games rates
 them all (so recipes compare on one scale, with 95% intervals). Each recipe is then judged
 against the first (the baseline): better, worse, or no measured difference (a null, reported
-like the winners).
+like the winners). With ``curve_minutes``, each run's snapshot at those earlier minutes joins the
+same pool, and each recipe gets a learning curve (mean Elo by training minute): whether a lever
+pays early, late, or only at the budget measured.
 """
 
 from __future__ import annotations
@@ -19,15 +21,17 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ultimate_rl.evaluate.cli import ladder_without, settings_from_config
+from ultimate_rl.evaluate.curve import snapshot_minutes
 from ultimate_rl.evaluate.ladder import Evaluation, evaluate_agents
 from ultimate_rl.games import Game, make
+from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.train.checkpoints import CHECKPOINT, has_checkpoint
 
 TRAIN_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
@@ -45,6 +49,10 @@ class Comparison:
     minutes: float = 30.0
     base: list[str] = field(default_factory=list)
     evaluate: dict[str, Any] = field(default_factory=dict)
+    curve_minutes: list[float] = field(default_factory=list)
+    """Earlier points of the learning curve: each run's newest snapshot at or before each of
+    these training minutes is rated beside the final networks (``train.keep_every`` decides
+    how close a snapshot lies); empty rates the final networks only."""
 
     def __post_init__(self) -> None:
         if not self.recipes:
@@ -53,6 +61,12 @@ class Comparison:
             raise ValueError(f"give at least two distinct seeds, got {self.seeds}")
         if self.minutes <= 0:
             raise ValueError(f"minutes per run must be > 0, got {self.minutes}")
+        early = [m for m in self.curve_minutes if not 0 < m < self.minutes]
+        if early:
+            raise ValueError(
+                f"curve_minutes must lie between 0 and the run's {self.minutes:g} minutes "
+                f"(the final network is always rated), got {early}"
+            )
 
     @classmethod
     def load(cls, path: str | Path, **overrides: Any) -> Comparison:
@@ -71,7 +85,7 @@ class Comparison:
         if unknown:
             raise ValueError(f"unknown recipe(s) {unknown}; this file has {list(self.recipes)}")
         kept = {k: self.recipes[k] for k in names} if names else dict(self.recipes)
-        return Comparison(self.name, kept, self.seeds, self.minutes, self.base, self.evaluate)
+        return replace(self, recipes=kept)
 
     def runs(self) -> list[tuple[str, int]]:
         """Seed by seed, every recipe in turn: a drift in the machine's speed over the hours
@@ -84,8 +98,18 @@ def run_dir(out: Path, recipe: str, seed: int) -> Path:
     return out / "runs" / recipe / f"seed{seed}"
 
 
-def label(recipe: str, seed: int) -> str:
-    return f"{recipe}-s{seed}"
+def label(recipe: str, seed: int, minute: float | None = None) -> str:
+    """A run's name in the pool; ``minute``: its snapshot at that point of the curve."""
+    return f"{recipe}-s{seed}" if minute is None else f"{recipe}-s{seed}@{minute:g}min"
+
+
+def snapshot_at(folder: Path, minute: float) -> tuple[Path, float] | None:
+    """The run's newest numbered snapshot (``checkpoints/iter_*.pt``) saved at or before
+    ``minute`` of training, and its exact minute; None when it has none that early."""
+    found = [(path, load_checkpoint(path)) for path in folder.glob("checkpoints/iter_*.pt")]
+    minutes = snapshot_minutes(folder, [(c.step, c.extra) for _, c in found])
+    early = [(minutes[c.step], path) for path, c in found if minutes.get(c.step, 1e9) <= minute]
+    return (max(early)[1], max(early)[0]) if early else None
 
 
 def train_command(comparison: Comparison, recipe: str, seed: int, folder: Path) -> list[str]:
@@ -144,19 +168,24 @@ def _failure(folder: Path) -> str:
 
 
 def rate_all(comparison: Comparison, out: Path, status: Mapping[str, str]) -> Evaluation:
-    """Every finished run's final network against the ladder, in one Bradley-Terry fit."""
+    """Every finished run's final network (and its snapshots at ``curve_minutes``) against the
+    ladder, in one Bradley-Terry fit."""
     settings = dict(comparison.evaluate)
     network = {k: v for k, v in dict(settings.get("network") or {}).items() if v is not None}
-    subjects = [
-        {
-            "name": "network",
-            "checkpoint": str(run_dir(out, recipe, seed) / CHECKPOINT),
-            "label": label(recipe, seed),
-            **network,
-        }
-        for recipe, seed in comparison.runs()
-        if status.get(label(recipe, seed)) == "finished"
-    ]
+    subjects = []
+    for recipe, seed in comparison.runs():
+        if status.get(label(recipe, seed)) != "finished":
+            continue
+        folder = run_dir(out, recipe, seed)
+        checkpoints = {label(recipe, seed): folder / CHECKPOINT}
+        for minute in comparison.curve_minutes:
+            found = snapshot_at(folder, minute)
+            if found:
+                checkpoints[label(recipe, seed, minute)] = found[0]
+        subjects += [
+            {"name": "network", "checkpoint": str(path), "label": name, **network}
+            for name, path in checkpoints.items()
+        ]
     if not subjects:
         raise ValueError("no run finished: nothing to rate (see the runs' compare_train.log)")
     ladder = ladder_without(subjects, list(settings.get("ladder") or []))
@@ -200,11 +229,15 @@ def summarise(
                     if k.startswith("score_vs/")
                 },
             }
+            if comparison.curve_minutes:
+                row["curve"] = _run_curve(comparison, evaluation, out, recipe, seed)
         runs.append(row)
     for recipe in comparison.recipes:
         rated = [r for r in runs if r["recipe"] == recipe and "elo" in r]
         if rated:
             recipes[recipe] = _mean_elo(rated)
+            if comparison.curve_minutes:
+                recipes[recipe]["curve"] = _recipe_curve(comparison, rated)
     baseline = recipes.get(next(iter(comparison.recipes)))
     for stats in recipes.values():
         stats["verdict"] = _verdict(stats, baseline)
@@ -216,6 +249,39 @@ def summarise(
         "runs": runs,
         "recipes": recipes,
     }
+
+
+def _run_curve(
+    comparison: Comparison, evaluation: Evaluation, out: Path, recipe: str, seed: int
+) -> list[dict[str, Any]]:
+    """A run's rated points by curve minute, the last its final network; ``at``: the training
+    minute at which the rated network was saved."""
+    folder = run_dir(out, recipe, seed)
+    final = json.loads((folder / FINISHED).read_text())["minutes"]
+    saved = {label(recipe, seed): (comparison.minutes, final)}
+    for minute in comparison.curve_minutes:
+        found = snapshot_at(folder, minute)
+        if found:
+            saved[label(recipe, seed, minute)] = (minute, found[1])
+    points = []
+    for name, (minute, at) in sorted(saved.items(), key=lambda item: item[1]):
+        if name in evaluation.subjects:
+            rating = evaluation.rating(name)
+            ci = [rating.ci_low, rating.ci_high]
+            points.append(
+                {"minute": minute, "at": at, "elo": rating.elo, "stderr": rating.stderr, "ci": ci}
+            )
+    return points
+
+
+def _recipe_curve(comparison: Comparison, rated: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The recipe's mean Elo by curve minute, over the seeds rated at that minute."""
+    curve = []
+    for minute in [*comparison.curve_minutes, comparison.minutes]:
+        points = [p for r in rated for p in r["curve"] if p["minute"] == minute]
+        if points:
+            curve.append({"minute": minute, "seeds": len(points), **_mean_elo(points)})
+    return curve
 
 
 def _mean_elo(rated: list[dict[str, Any]]) -> dict[str, Any]:
@@ -262,6 +328,7 @@ def results_markdown(results: dict[str, Any]) -> str:
             f"| {recipe} | {s['elo']:.0f} [{s['ci'][0]:.0f}, {s['ci'][1]:.0f}] | {versus} | "
             f"{s['verdict']} |"
         )
+    lines += _curve_markdown(results)
     lines += [
         "",
         "| recipe | seed | Elo [95% CI] | minutes | positions | "
@@ -281,6 +348,58 @@ def results_markdown(results: dict[str, Any]) -> str:
             f"| {r['minutes']:.1f} | {r['positions']} | {scores} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _curve_markdown(results: dict[str, Any]) -> list[str]:
+    """The learning-curve table (mean Elo by training minute), when the comparison rated one."""
+    curves = {r: s["curve"] for r, s in results["recipes"].items() if "curve" in s}
+    if not curves:
+        return []
+    minutes = sorted({p["minute"] for curve in curves.values() for p in curve})
+    lines = [
+        "",
+        "Learning curve: each recipe's mean Elo [95% CI] by training minute, from each run's "
+        "newest snapshot at or before that minute (the last column: the final networks).",
+        "",
+        "| recipe | " + " | ".join(f"{m:g} min" for m in minutes) + " |",
+        "| --- |" + " ---: |" * len(minutes),
+    ]
+    for recipe, curve in curves.items():
+        at = {p["minute"]: p for p in curve}
+        cells = [
+            f"{at[m]['elo']:.0f} [{at[m]['ci'][0]:.0f}, {at[m]['ci'][1]:.0f}]" if m in at else ""
+            for m in minutes
+        ]
+        lines.append(f"| {recipe} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def plot_curves(results: dict[str, Any], path: Path) -> Path:
+    """Mean Elo by training minute per recipe, with 95% intervals; the ladder's rungs dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for k, (recipe, stats) in enumerate(results["recipes"].items()):
+        curve = stats["curve"]
+        x = [p["minute"] + 0.004 * (k - 0.5) * results["minutes_per_run"] for p in curve]
+        y = [p["elo"] for p in curve]
+        yerr = [[p["elo"] - p["ci"][0] for p in curve], [p["ci"][1] - p["elo"] for p in curve]]
+        ax.errorbar(x, y, yerr=yerr, marker="o", capsize=4, label=recipe)
+    for name, elo in results["ladder"].items():
+        ax.axhline(elo, linestyle="--", linewidth=0.8, color="grey")
+        ax.annotate(name, (0.0, elo), xycoords=("axes fraction", "data"), fontsize=8)
+    ax.set_xlabel("training minutes")
+    ax.set_ylabel("Elo")
+    ax.set_title(f"{results['name']}: mean Elo by training minute, 95% intervals")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
 
 
 def plot_results(results: dict[str, Any], path: Path) -> Path:
@@ -316,11 +435,14 @@ def plot_results(results: dict[str, Any], path: Path) -> Path:
 
 
 def write_results(results: dict[str, Any], out: Path, plot: bool = True) -> list[Path]:
-    """``results.json``, ``results.md`` and (with ``plot``) ``elo.png`` in ``out``."""
+    """``results.json``, ``results.md`` and (with ``plot``) ``elo.png`` in ``out``, and
+    ``curve.png`` when every recipe has a learning curve."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "results.json", out / "results.md"]
     written[0].write_text(json.dumps(results, indent=2) + "\n")
     written[1].write_text(results_markdown(results))
     if plot:
         written.append(plot_results(results, out / "elo.png"))
+        if all("curve" in stats for stats in results["recipes"].values()):
+            written.append(plot_curves(results, out / "curve.png"))
     return written
