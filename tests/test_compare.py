@@ -118,6 +118,63 @@ def test_verdicts_report_nulls_as_well_as_winners():
     assert mean["elo"] == 1000.0 and mean["stderr"] == pytest.approx(100.0)  # seed spread
 
 
+def test_a_curve_is_reported_by_minute_for_each_recipe(tmp_path: Path):
+    def point(minute: float, elo: float) -> dict:
+        return {
+            "minute": minute,
+            "at": minute,
+            "elo": elo,
+            "stderr": 10.0,
+            "ci": [elo - 20, elo + 20],
+        }
+
+    runs = [
+        {
+            "recipe": r,
+            "seed": s,
+            "elo": e,
+            "stderr": 10.0,
+            "ci": [e - 20, e + 20],
+            "minutes": 30.0,
+            "positions": 1000,
+            "score_vs": {"uct-1000": 0.8},
+            "curve": [point(10, e - 100), point(30, e)],
+        }
+        for r, s, e in (
+            ("baseline", 0, 1400),
+            ("baseline", 1, 1420),
+            ("new", 0, 1500),
+            ("new", 1, 1480),
+        )
+    ]
+    recipes = {
+        r: {**compare._mean_elo([x for x in runs if x["recipe"] == r]), "verdict": "baseline"}
+        for r in ("baseline", "new")
+    }
+    for recipe, stats in recipes.items():
+        stats["curve"] = compare._recipe_curve(
+            Comparison(**{**TINY, "minutes": 30, "curve_minutes": [10]}),
+            [x for x in runs if x["recipe"] == recipe],
+        )
+    assert [(p["minute"], p["seeds"], p["elo"]) for p in recipes["new"]["curve"]] == [
+        (10, 2, 1390.0),
+        (30, 2, 1490.0),
+    ]
+    results = {
+        "name": "t",
+        "minutes_per_run": 30.0,
+        "seeds": [0, 1],
+        "ladder": {"uct-1000": 1000.0},
+        "runs": runs,
+        "recipes": recipes,
+    }
+    written = compare.write_results(results, tmp_path)
+    assert {p.name for p in written} == {"results.json", "results.md", "elo.png", "curve.png"}
+    markdown = (tmp_path / "results.md").read_text()
+    assert "| recipe | 10 min | 30 min |" in markdown
+    assert "| new | 1390 [" in markdown and "| baseline | 1310 [" in markdown
+
+
 @pytest.mark.slow
 def test_compare_trains_rates_in_one_pool_and_resumes(tmp_path: Path, capsys):
     """Tiny tictactoe runs (about a minute in all): every run rated in one fit, the report

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ultimate_rl.evaluate.figure import figure
 from ultimate_rl.evaluate.ladder import Evaluation
 
 CURVE_MARKDOWN = "curve.md"
@@ -91,27 +92,15 @@ def write_curve(evaluation: Evaluation, minutes: dict[int, float], out_dir: Path
 
 
 def _plot(rows: list[dict], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for opponent in sorted({r["opponent"] for r in rows}):
-        points = [r for r in rows if r["opponent"] == opponent]
-        ax.plot(
-            [r["minute"] for r in points],
-            [r["score"] for r in points],
-            marker="o",
-            label=f"vs {opponent}",
-        )
-    ax.axhline(0.5, linestyle="--", linewidth=0.8, color="grey")
-    ax.set_xlabel("training minutes")
-    ax.set_ylabel("score (win 1, draw 0.5)")
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path) as ax:
+        for opponent in sorted({r["opponent"] for r in rows}):
+            points = [r for r in rows if r["opponent"] == opponent]
+            minutes, scores = [r["minute"] for r in points], [r["score"] for r in points]
+            ax.plot(minutes, scores, marker="o", label=f"vs {opponent}")
+        ax.axhline(0.5, linestyle="--", linewidth=0.8, color="grey")
+        ax.set_xlabel("training minutes")
+        ax.set_ylabel("score (win 1, draw 0.5)")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right")
     return path

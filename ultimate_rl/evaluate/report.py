@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+from ultimate_rl.evaluate.figure import figure, rung_lines
 from ultimate_rl.evaluate.ladder import Evaluation
 
 JSON_NAME = "evaluation.json"
@@ -87,43 +88,31 @@ def _fmt(value: float | None) -> str:
 def plot_elo(evaluation: Evaluation, path: Path) -> Path:
     """Elo against training step with its 95% band (ladder rungs as dashed lines) for two or
     more checkpoints; otherwise every player's Elo with its interval."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     ratings = evaluation.ratings
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    if len(evaluation.steps) > 1:
-        labels = sorted(evaluation.steps, key=evaluation.steps.__getitem__)
-        steps = [evaluation.steps[label] for label in labels]
-        rows = [ratings[label] for label in labels]
-        ax.fill_between(
-            steps, [r.ci_low for r in rows], [r.ci_high for r in rows], alpha=0.25, label="95% CI"
-        )
-        ax.plot(steps, [r.elo for r in rows], marker="o", label="checkpoint")
-        for name in evaluation.opponents:
-            ax.axhline(ratings[name].elo, linestyle="--", linewidth=0.8, color="grey")
-            ax.annotate(name, (steps[0], ratings[name].elo), fontsize=8, va="bottom")
-        ax.set_xlabel("training step")
-        ax.legend(loc="lower right")
-    else:
-        rows = sorted(ratings.players.values(), key=lambda r: r.elo)
-        ax.errorbar(
-            range(len(rows)),
-            [r.elo for r in rows],
-            yerr=[[r.elo - r.ci_low for r in rows], [r.ci_high - r.elo for r in rows]],
-            fmt="o",
-            capsize=4,
-        )
-        ax.set_xticks(range(len(rows)), [r.name for r in rows], rotation=30, ha="right")
-    ax.set_ylabel("Elo")
-    ax.set_title(f"Elo ({ratings.anchor or 'mean'} = {ratings.anchor_elo:g}), 95% intervals")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path) as ax:
+        if len(evaluation.steps) > 1:
+            labels = sorted(evaluation.steps, key=evaluation.steps.__getitem__)
+            steps = [evaluation.steps[label] for label in labels]
+            rows = [ratings[label] for label in labels]
+            low, high = [r.ci_low for r in rows], [r.ci_high for r in rows]
+            ax.fill_between(steps, low, high, alpha=0.25, label="95% CI")
+            ax.plot(steps, [r.elo for r in rows], marker="o", label="checkpoint")
+            rung_lines(ax, {name: ratings[name].elo for name in evaluation.opponents})
+            ax.set_xlabel("training step")
+            ax.legend(loc="lower right")
+        else:
+            rows = sorted(ratings.players.values(), key=lambda r: r.elo)
+            ax.errorbar(
+                range(len(rows)),
+                [r.elo for r in rows],
+                yerr=[[r.elo - r.ci_low for r in rows], [r.ci_high - r.elo for r in rows]],
+                fmt="o",
+                capsize=4,
+            )
+            ax.set_xticks(range(len(rows)), [r.name for r in rows], rotation=30, ha="right")
+        ax.set_ylabel("Elo")
+        ax.set_title(f"Elo ({ratings.anchor or 'mean'} = {ratings.anchor_elo:g}), 95% intervals")
+        ax.grid(alpha=0.3)
     return path
 
 

@@ -29,6 +29,7 @@ import yaml
 
 from ultimate_rl.evaluate.cli import ladder_without, settings_from_config
 from ultimate_rl.evaluate.curve import snapshot_minutes
+from ultimate_rl.evaluate.figure import figure, rung_lines
 from ultimate_rl.evaluate.ladder import Evaluation, evaluate_agents
 from ultimate_rl.games import Game, make
 from ultimate_rl.nn import load_checkpoint
@@ -376,61 +377,48 @@ def _curve_markdown(results: dict[str, Any]) -> list[str]:
 
 def plot_curves(results: dict[str, Any], path: Path) -> Path:
     """Mean Elo by training minute per recipe, with 95% intervals; the ladder's rungs dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for k, (recipe, stats) in enumerate(results["recipes"].items()):
-        curve = stats["curve"]
-        x = [p["minute"] + 0.004 * (k - 0.5) * results["minutes_per_run"] for p in curve]
-        y = [p["elo"] for p in curve]
-        yerr = [[p["elo"] - p["ci"][0] for p in curve], [p["ci"][1] - p["elo"] for p in curve]]
-        ax.errorbar(x, y, yerr=yerr, marker="o", capsize=4, label=recipe)
-    for name, elo in results["ladder"].items():
-        ax.axhline(elo, linestyle="--", linewidth=0.8, color="grey")
-        ax.annotate(name, (0.0, elo), xycoords=("axes fraction", "data"), fontsize=8)
-    ax.set_xlabel("training minutes")
-    ax.set_ylabel("Elo")
-    ax.set_title(f"{results['name']}: mean Elo by training minute, 95% intervals")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path) as ax:
+        for k, (recipe, stats) in enumerate(results["recipes"].items()):
+            curve = stats["curve"]
+            nudge = 0.004 * (k - 0.5) * results["minutes_per_run"]  # intervals side by side
+            low = [p["elo"] - p["ci"][0] for p in curve]
+            high = [p["ci"][1] - p["elo"] for p in curve]
+            x, y = [p["minute"] + nudge for p in curve], [p["elo"] for p in curve]
+            ax.errorbar(x, y, yerr=[low, high], marker="o", capsize=4, label=recipe)
+        rung_lines(ax, results["ladder"])
+        ax.set_xlabel("training minutes")
+        ax.set_ylabel("Elo")
+        ax.set_title(f"{results['name']}: mean Elo by training minute, 95% intervals")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right")
     return path
 
 
 def plot_results(results: dict[str, Any], path: Path) -> Path:
     """Elo per recipe: each seed's rating with its interval (orange), the recipe's mean with its
     interval (black), the ladder's rungs as dashed lines."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     recipes = list(results["recipes"])
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(recipes)), 4.5))
-    for x, recipe in enumerate(recipes):
-        mean = results["recipes"][recipe]
-        low, high = mean["elo"] - mean["ci"][0], mean["ci"][1] - mean["elo"]
-        ax.errorbar(x, mean["elo"], yerr=[[low], [high]], fmt="s", color="black", capsize=6)
-        rated = [r for r in results["runs"] if r["recipe"] == recipe and "elo" in r]
-        for k, r in enumerate(rated):
-            dx = 0.15 + k * 0.1
-            low, high = r["elo"] - r["ci"][0], r["ci"][1] - r["elo"]
-            ax.errorbar(x + dx, r["elo"], yerr=[[low], [high]], fmt="o", color="C1", capsize=3)
-    for name, elo in results["ladder"].items():
-        ax.axhline(elo, linestyle="--", linewidth=0.8, color="grey")
-        ax.annotate(name, (0.0, elo), xycoords=("axes fraction", "data"), fontsize=8)
-    ax.set_xticks(range(len(recipes)), recipes, rotation=30, ha="right")
-    ax.set_ylabel("Elo")
-    ax.set_title(f"{results['name']}: Elo per recipe and seed, 95% intervals")
-    ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    with figure(path, size=(max(6.0, 1.1 * len(recipes)), 4.5)) as ax:
+        for x, recipe in enumerate(recipes):
+            mean = results["recipes"][recipe]
+            low, high = mean["elo"] - mean["ci"][0], mean["ci"][1] - mean["elo"]
+            ax.errorbar(x, mean["elo"], yerr=[[low], [high]], fmt="s", color="black", capsize=6)
+            rated = [r for r in results["runs"] if r["recipe"] == recipe and "elo" in r]
+            for k, r in enumerate(rated):
+                low, high = r["elo"] - r["ci"][0], r["ci"][1] - r["elo"]
+                ax.errorbar(
+                    x + 0.15 + k * 0.1,
+                    r["elo"],
+                    yerr=[[low], [high]],
+                    fmt="o",
+                    color="C1",
+                    capsize=3,
+                )
+        rung_lines(ax, results["ladder"])
+        ax.set_xticks(range(len(recipes)), recipes, rotation=30, ha="right")
+        ax.set_ylabel("Elo")
+        ax.set_title(f"{results['name']}: Elo per recipe and seed, 95% intervals")
+        ax.grid(alpha=0.3, axis="y")
     return path
 
 
