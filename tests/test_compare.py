@@ -10,7 +10,12 @@ import pytest
 import yaml
 
 from ultimate_rl.experiments import compare
-from ultimate_rl.experiments.compare import Comparison, run_dir, snapshot_at, train_command
+from ultimate_rl.experiments.compare import (
+    Comparison,
+    curve_snapshots,
+    run_dir,
+    train_command,
+)
 from ultimate_rl.games import make
 from ultimate_rl.nn import ModelConfig, build_model, save_checkpoint
 from ultimate_rl.train import check_config
@@ -77,9 +82,10 @@ def test_a_curve_point_is_the_newest_snapshot_saved_by_that_minute(tmp_path: Pat
             step=100 * iteration,
             extra={"minutes": minutes},
         )
-    assert snapshot_at(tmp_path, 0.5) is None
-    assert snapshot_at(tmp_path, 5.0) == (tmp_path / "checkpoints" / "iter_00010.pt", 4.0)
-    assert snapshot_at(tmp_path, 7.5) == (tmp_path / "checkpoints" / "iter_00020.pt", 7.5)
+    assert curve_snapshots(tmp_path, [0.5, 5.0, 7.5]) == {  # none saved by minute 0.5
+        5.0: (tmp_path / "checkpoints" / "iter_00010.pt", 4.0),
+        7.5: (tmp_path / "checkpoints" / "iter_00020.pt", 7.5),
+    }
 
 
 def test_a_new_run_gets_the_recipe_and_budget_an_interrupted_one_resumes(tmp_path: Path):

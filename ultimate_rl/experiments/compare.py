@@ -104,13 +104,21 @@ def label(recipe: str, seed: int, minute: float | None = None) -> str:
     return f"{recipe}-s{seed}" if minute is None else f"{recipe}-s{seed}@{minute:g}min"
 
 
-def snapshot_at(folder: Path, minute: float) -> tuple[Path, float] | None:
-    """The run's newest numbered snapshot (``checkpoints/iter_*.pt``) saved at or before
-    ``minute`` of training, and its exact minute; None when it has none that early."""
+def curve_snapshots(folder: Path, minutes: Sequence[float]) -> dict[float, tuple[Path, float]]:
+    """For each of ``minutes``: the run's newest numbered snapshot (``checkpoints/iter_*.pt``)
+    saved at or before it, and the minute it was saved; a minute with none that early is left
+    out. Each snapshot is read once."""
+    if not minutes:
+        return {}
     found = [(path, load_checkpoint(path)) for path in folder.glob("checkpoints/iter_*.pt")]
-    minutes = snapshot_minutes(folder, [(c.step, c.extra) for _, c in found])
-    early = [(minutes[c.step], path) for path, c in found if minutes.get(c.step, 1e9) <= minute]
-    return (max(early)[1], max(early)[0]) if early else None
+    saved = snapshot_minutes(folder, [(c.step, c.extra) for _, c in found])
+    by_minute = sorted((saved[c.step], path) for path, c in found if c.step in saved)
+    chosen = {}
+    for minute in minutes:
+        early = [(at, path) for at, path in by_minute if at <= minute]
+        if early:
+            chosen[minute] = (early[-1][1], early[-1][0])
+    return chosen
 
 
 def train_command(comparison: Comparison, recipe: str, seed: int, folder: Path) -> list[str]:
@@ -179,10 +187,8 @@ def rate_all(comparison: Comparison, out: Path, status: Mapping[str, str]) -> Ev
             continue
         folder = run_dir(out, recipe, seed)
         checkpoints = {label(recipe, seed): folder / CHECKPOINT}
-        for minute in comparison.curve_minutes:
-            found = snapshot_at(folder, minute)
-            if found:
-                checkpoints[label(recipe, seed, minute)] = found[0]
+        for minute, (path, _) in curve_snapshots(folder, comparison.curve_minutes).items():
+            checkpoints[label(recipe, seed, minute)] = path
         subjects += [
             {"name": "network", "checkpoint": str(path), "label": name, **network}
             for name, path in checkpoints.items()
@@ -259,11 +265,11 @@ def _run_curve(
     minute at which the rated network was saved."""
     folder = run_dir(out, recipe, seed)
     final = json.loads((folder / FINISHED).read_text())["minutes"]
-    saved = {label(recipe, seed): (comparison.minutes, final)}
-    for minute in comparison.curve_minutes:
-        found = snapshot_at(folder, minute)
-        if found:
-            saved[label(recipe, seed, minute)] = (minute, found[1])
+    saved = {
+        label(recipe, seed, minute): (minute, at)
+        for minute, (_, at) in curve_snapshots(folder, comparison.curve_minutes).items()
+    }
+    saved[label(recipe, seed)] = (comparison.minutes, final)
     points = []
     for name, (minute, at) in sorted(saved.items(), key=lambda item: item[1]):
         if name in evaluation.subjects:
