@@ -1,14 +1,15 @@
 """Compare training recipes at equal wall-clock.
 
     python scripts/compare.py configs/compare/uttt_recipes.yaml [--recipes A B] [--minutes M]
-        [--curve-minutes 10 20]
+        [--curve-minutes 10 20 | --curve-minutes]
 
 Trains every (recipe, seed) of the comparison file in turn for the same minutes, rates every
 final network in ONE Bradley-Terry pool against the UCT ladder (95% intervals), and writes
 docs/experiments/<name>/results.md, results.json and elo.png. With --curve-minutes (or the file's
 curve_minutes), each run's snapshot at those minutes joins the pool: a learning curve per recipe
-in results.md and curve.png. Running it again resumes: finished runs are skipped, an interrupted
-one continues. See ultimate_rl/experiments/compare.py.
+in results.md and curve.png; --curve-minutes alone rates the final networks only. Running it
+again resumes: finished runs are skipped, an interrupted one continues. See
+ultimate_rl/experiments/compare.py.
 """
 
 from __future__ import annotations
@@ -50,22 +51,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--curve-minutes",
         type=float,
-        nargs="+",
+        nargs="*",
         help="also rate each run's snapshot at these training minutes, for a learning curve "
-        "per recipe (default: the file's curve_minutes); finished runs are not retrained",
+        "per recipe (default: the file's curve_minutes; the flag alone: none, the final "
+        "networks only); finished runs are not retrained",
     )
     parser.add_argument("--out", type=Path, help="output folder (default: docs/experiments/NAME)")
     parser.add_argument("--no-plot", action="store_true", help="skip elo.png and curve.png")
     return parser.parse_args(argv)
 
 
+def comparison_of(args: argparse.Namespace) -> Comparison:
+    """The file's comparison with the command line's overrides; ValueError where invalid."""
+    comparison = Comparison.load(
+        args.file, seeds=args.seeds, minutes=args.minutes, curve_minutes=args.curve_minutes
+    )
+    return comparison.select(args.recipes)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        comparison = Comparison.load(
-            args.file, seeds=args.seeds, minutes=args.minutes, curve_minutes=args.curve_minutes
-        )
-        comparison = comparison.select(args.recipes)
+        comparison = comparison_of(args)
     except (OSError, ValueError, TypeError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

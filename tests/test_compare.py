@@ -71,6 +71,21 @@ def test_curve_minutes_lie_inside_the_run():
     assert comparison.select(["q_mix"]).curve_minutes == [0.01]
 
 
+def test_the_command_line_sets_or_clears_the_files_curve(tmp_path: Path):
+    import compare as script  # scripts/compare.py
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "curve_minutes": [0.01]}))
+    curve = {
+        (): [0.01],  # the file's
+        ("--curve-minutes", "0.02", "0.03"): [0.02, 0.03],
+        ("--curve-minutes",): [],  # the final networks only
+    }
+    for flags, minutes in curve.items():
+        args = script.parse_args([str(path), *flags])
+        assert script.comparison_of(args).curve_minutes == minutes
+
+
 def test_a_curve_point_is_the_newest_snapshot_saved_by_that_minute(tmp_path: Path):
     config = ModelConfig(arch="resnet", blocks=1, channels=8, value_hidden=8)
     model = build_model(make("tictactoe"), config, seed=0)
