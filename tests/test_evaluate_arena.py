@@ -191,6 +191,29 @@ def test_games_of_a_network_file_replaced_since_are_not_reused(ttt: Game, tmp_pa
     assert match(ttt, "random", player, path, num_games=2).num_games == 2
 
 
+def test_a_moved_record_keeps_the_games_of_the_same_weights(ttt: Game, tmp_path: Path) -> None:
+    """A comparison's runs reused by another, or a worktree's record copied into the main tree:
+    the network file's path changed, its bytes did not."""
+    old, moved, path = tmp_path / "old.urla", tmp_path / "moved.urla", tmp_path / "match.jsonl"
+    old.write_bytes(b"the weights")
+    moved.write_bytes(b"the weights")
+    match(ttt, "random", f"first:path={old},label=agent", path, num_games=2)
+    BUILT.clear()
+    assert match(ttt, "random", f"first:path={moved},label=agent", path, num_games=2).num_games == 2
+    assert len(BUILT) == 2  # both games reused, none played
+    moved.write_bytes(b"other weights")
+    with pytest.raises(EvaluationError, match="other weights"):
+        match(ttt, "random", f"first:path={moved},label=agent", path, num_games=2)
+    with pytest.raises(EvaluationError, match="another match"):  # the player's label differs
+        match(ttt, "random", f"first:path={old},label=other", path, num_games=2)
+    lines = path.read_text().splitlines()  # a record from before the digests: matched by path
+    header = json.loads(lines[0])
+    del header["weights"]
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    with pytest.raises(EvaluationError, match="another match"):
+        match(ttt, "random", f"first:path={moved},label=agent", path, num_games=2)
+
+
 def test_bad_specs_fail_before_any_game(ttt: Game, tmp_path: Path) -> None:
     path = tmp_path / "match.jsonl"
     with pytest.raises(EvaluationError, match="unknown agent 'nope'"):

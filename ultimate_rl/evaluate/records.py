@@ -68,7 +68,7 @@ def load_records(path: Path, header: dict[str, Any]) -> list[GameRecord]:
     stored = entries[0] if entries else {}
     if WEIGHTS not in stored:  # written before the digests: matched by the paths alone, as then
         header = _without_weights(header)
-    if comparable(_without_weights(stored)) != comparable(_without_weights(header)):
+    if comparable(_match(stored)) != comparable(_match(header)):
         raise EvaluationError(
             f"{path} holds another match (header {entries[0] if entries else None}); "
             f"this match is {header}. Use another output folder or delete the file."
@@ -88,6 +88,20 @@ def comparable(header: dict[str, Any]) -> str:
 
 def _without_weights(header: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in header.items() if k != WEIGHTS}
+
+
+def _match(header: dict[str, Any]) -> dict[str, Any]:
+    """The header without its digests, and without the file paths of the players they
+    identify: a record folder moved or copied (a comparison's runs reused in another one, a
+    worktree's record into the main tree) keeps its games; the digests are compared apart."""
+    digested = header.get(WEIGHTS, {})
+    agents = [
+        {k: v for k, v in agent.items() if k not in WEIGHT_OPTIONS}
+        if isinstance(agent, dict) and agent.get("label") in digested
+        else agent
+        for agent in header.get("agents", [])
+    ]
+    return {**_without_weights(header), **({"agents": agents} if "agents" in header else {})}
 
 
 def weights_digests(*specs: AgentSpec) -> dict[str, Any]:
