@@ -109,8 +109,9 @@ def test_every_loss_needs_a_weight():
         Learner(run, torch.device("cpu"), losses=(*LOSSES, extra))
 
 
-def test_state_dict_resumes_training_exactly():
-    run = small_run("optim.name=sgd")
+@pytest.mark.parametrize("extra", [[], ["optim.ema_decay=0.9"]], ids=["trained", "averaged"])
+def test_state_dict_resumes_training_exactly(extra: list[str]):
+    run = small_run("optim.name=sgd", *extra)
     learner = filled(Learner(run, torch.device("cpu")))
     learner.train_steps(2)
     state = copy.deepcopy(learner.state_dict())  # it shares memory with the live learner
@@ -120,8 +121,66 @@ def test_state_dict_resumes_training_exactly():
     restored.load_state_dict(state)
     assert restored.train_steps(3) == expected
     assert restored.progress == learner.progress
-    for key, value in learner.model.state_dict().items():
-        assert torch.equal(value, restored.model.state_dict()[key]), key
+    for network in ("model", "network"):
+        for key, value in getattr(learner, network).state_dict().items():
+            assert torch.equal(value, getattr(restored, network).state_dict()[key]), key
+
+
+@pytest.mark.parametrize("model", [["model=mlp"], ["model=resnet_small", "model.board_size=null"]])
+def test_the_offered_network_is_the_moving_average_of_the_trained_one(model: list[str]):
+    """``optim.ema_decay``: after each optimiser step the offered network (self-play,
+    evaluation, snapshots) moves toward the trained one by ``1 - decay``, with the smaller decay
+    ``(1 + t) / (10 + t)`` over the first steps; batch norm's counters are copied."""
+    plain = Learner(small_run(*model), torch.device("cpu"))
+    assert plain.network is plain.model is plain.selfplay_model  # off: the trained weights
+    learner = filled(Learner(small_run(*model, "optim.ema_decay=0.5"), torch.device("cpu")))
+    assert learner.selfplay_model is learner.network is not learner.model
+    expected = {key: value.clone() for key, value in learner.model.state_dict().items()}
+    for step in range(4):  # decays 0.1, 0.18, 0.25, then the cap 0.5
+        learner.train_steps(1)
+        decay = min(0.5, (1 + step) / (10 + step))
+        for key, trained in learner.model.state_dict().items():
+            floating = trained.is_floating_point()
+            expected[key] = decay * expected[key] + (1 - decay) * trained if floating else trained
+    torch.testing.assert_close(learner.network.state_dict(), expected)
+    assert not learner.network.training
+    weights = next(iter(learner.network.state_dict()))
+    assert not torch.equal(
+        learner.network.state_dict()[weights], learner.model.state_dict()[weights]
+    )
+
+
+def test_snapshots_hold_the_average_and_a_resume_both_networks(tmp_path: Path):
+    """What agents load (``iter_N.pt``, ``latest.pt``'s model) is the offered average; the
+    resume point also keeps the trained weights, and a snapshot alone restarts both from the
+    average."""
+    from ultimate_rl.nn import load_checkpoint
+    from ultimate_rl.train.checkpoints import RunCheckpoints
+
+    run = small_run("optim.ema_decay=0.9")
+    learner = filled(Learner(run, torch.device("cpu")))
+    learner.train_steps(3)
+    learner.progress.iteration = 1
+    checkpoints = RunCheckpoints(tmp_path, run, {})
+    checkpoints.save(learner)
+    for name in ("latest.pt", "iter_00001.pt"):
+        saved = load_checkpoint(tmp_path / "checkpoints" / name).model_state
+        torch.testing.assert_close(saved, learner.network.state_dict())
+    resumed = Learner(run, torch.device("cpu"))
+    checkpoints.restore(resumed)
+    torch.testing.assert_close(resumed.model.state_dict(), learner.model.state_dict())
+    torch.testing.assert_close(resumed.network.state_dict(), learner.network.state_dict())
+    (tmp_path / "checkpoints" / "latest.pt").unlink()
+    from_snapshot = Learner(run, torch.device("cpu"))
+    checkpoints.restore(from_snapshot)
+    torch.testing.assert_close(from_snapshot.model.state_dict(), learner.network.state_dict())
+    torch.testing.assert_close(from_snapshot.network.state_dict(), learner.network.state_dict())
+
+
+def test_the_average_decay_is_a_fraction_below_one():
+    for decay in ("1.0", "-0.1"):
+        with pytest.raises(ValueError, match=r"optim\.ema_decay must be in \[0, 1\)"):
+            small_run(f"optim.ema_decay={decay}")
 
 
 def test_a_run_stopped_by_the_clock_anneals_by_its_minutes():

@@ -2,10 +2,11 @@
 
 ``checkpoints/latest.pt`` holds the learner's ``state_dict`` in the checkpoint layout of
 ``ultimate_rl.nn.checkpoint`` (model weights and optimiser state in their own fields; progress,
-replay buffer, RNG streams, the gated self-play weights and the run's config in ``extra``), so
-run folders written before the ``Learner`` existed resume unchanged. ``checkpoints/iter_N.pt``
-holds the model with the progress counters and random streams: what agents and the evaluator
-load, and the fallback resume point. Every file is written atomically.
+replay buffer, RNG streams, the gated self-play weights, the trained weights where
+``optim.ema_decay`` averages them (the model field holds the average) and the run's config in
+``extra``), so run folders written before the ``Learner`` existed resume unchanged.
+``checkpoints/iter_N.pt`` holds the model with the progress counters and random streams: what
+agents and the evaluator load, and the fallback resume point. Every file is written atomically.
 
 What survives what: a kill at any moment leaves the last complete checkpoint (a save it
 interrupted leaves only a temp file, removed at the next start). A ``latest.pt`` damaged on
@@ -167,8 +168,8 @@ class RunCheckpoints:
 
     def _fields(self, learner: Learner) -> dict[str, Any]:
         return {
-            "model": learner.model,
-            "model_config": learner.model.config,
+            "model": learner.network,
+            "model_config": learner.network.config,
             "game_name": self.run.game.name,
             "game_options": self.run.game_options,
             "step": learner.progress.step,

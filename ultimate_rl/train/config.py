@@ -236,6 +236,11 @@ def _check_loss_weights(run: RunConfig) -> None:
         raise ConfigError(
             f"optim.value_target_q_weight must be in [0, 1], got {run.optim.value_target_q_weight}"
         )
+    if not 0.0 <= run.optim.ema_decay < 1.0:
+        raise ConfigError(
+            f"optim.ema_decay must be in [0, 1) (0: no average; 0.999 averages ~1,000 steps), "
+            f"got {run.optim.ema_decay}"
+        )
 
 
 def _check_combinations(run: RunConfig) -> None:

@@ -2,8 +2,9 @@
 
 ``Learner`` owns the model, the optimiser and its gradient scaler, the replay buffer, the random
 streams (numpy for sampling and seeds, torch's global one) and the progress counters; with
-gating, also the self-play copy of the weights. ``state_dict`` / ``load_state_dict`` are what
-the resume checkpoint stores (``train.checkpoints``), so a resumed run continues exactly.
+``optim.ema_decay``, the averaged copy of the weights that the run offers (``network``); with
+gating, also the self-play copy. ``state_dict`` / ``load_state_dict`` are what the resume
+checkpoint stores (``train.checkpoints``), so a resumed run continues exactly.
 ``train_steps`` runs the optimiser on sampled, augmented minibatches and returns the mean of
 every loss term, keyed by TensorBoard tag (``ultimate_rl.nn.losses``). The losses are the
 model's (its ``aux_heads`` add theirs), and the replay buffer stores the targets they read
@@ -166,8 +167,11 @@ class Learner:
         self.optimizer = make_optimizer(self.model, run.optim)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
         self.replay = ReplayBuffer(run.game, run.train.replay_window, targets)
+        # optim.ema_decay: self-play, evaluation and snapshots take the average; the model trains
+        self.network = copy.deepcopy(self.model).eval() if run.optim.ema_decay > 0 else self.model
         # gating: self-play keeps its own copy (the incumbent) until a new network beats it
-        self.selfplay_model = copy.deepcopy(self.model) if run.eval.gating.enabled else self.model
+        gated = run.eval.gating.enabled
+        self.selfplay_model = copy.deepcopy(self.network) if gated else self.network
         self.progress = Progress()
         self.total_steps = run.train.iterations * run.train.steps_per_iteration
 
@@ -236,7 +240,29 @@ class Learner:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.run.optim.grad_clip)
         self.scaler.step(self.optimizer)
         self.scaler.update()
+        self._average()
         return terms
+
+    def _average(self) -> None:
+        """``optim.ema_decay``: moves the offered network (weights and batch-norm statistics)
+        toward the trained one, with a smaller decay over the first steps."""
+        if self.network is self.model:
+            return
+        step = self.progress.step
+        decay = min(self.run.optim.ema_decay, (1 + step) / (10 + step))
+        trained = self.model.state_dict()
+        with torch.no_grad():
+            for name, averaged in self.network.state_dict().items():
+                if averaged.is_floating_point():
+                    averaged.lerp_(trained[name], 1.0 - decay)
+                else:  # batch norm's step counters
+                    averaged.copy_(trained[name])
+
+    def _offer_trained(self) -> None:
+        """The offered and self-play networks become the trained one (a new start)."""
+        if self.network is not self.model:
+            self.network.load_state_dict(self.model.state_dict())
+        self.selfplay_model.load_state_dict(self.network.state_dict())
 
     def init_weights(self, path: str) -> ModelConfig | None:
         """Starts from the network at ``path`` (``train.init_from``): a training checkpoint
@@ -264,7 +290,7 @@ class Learner:
                 f"this run's model ({self.run.model}); "
                 f"{model_fix(checkpoint.model_config, self.run.model)}; mismatched: {wrong[:4]}"
             )
-        self.selfplay_model.load_state_dict(self.model.state_dict())
+        self._offer_trained()
         return checkpoint.model_config if grew else None
 
     def _check_heads(self, model_state: dict[str, torch.Tensor]) -> None:
@@ -282,19 +308,23 @@ class Learner:
 
     def promote(self) -> None:
         """Gating accepted the new network: self-play plays with its weights from now on."""
-        self.selfplay_model.load_state_dict(self.model.state_dict())
+        self.selfplay_model.load_state_dict(self.network.state_dict())
         self.progress.selfplay_iteration = self.progress.iteration
 
     def state_dict(self) -> dict[str, Any]:
         """Everything a resume needs, as plain data (tensors, numbers, strings). Like torch's
-        ``state_dict``, its tensors share memory with the learner: save or copy it at once."""
+        ``state_dict``, its tensors share memory with the learner: save or copy it at once.
+        ``model`` is the offered network; with ``optim.ema_decay``, ``trained_model`` the one
+        the optimiser moves."""
         state = {
-            "model": self.model.state_dict(),
+            "model": self.network.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "replay": self.replay.state_dict(),
             **self.counters(),
         }
-        if self.selfplay_model is not self.model:
+        if self.network is not self.model:
+            state["trained_model"] = self.model.state_dict()
+        if self.selfplay_model is not self.network:
             state["selfplay_model"] = self.selfplay_model.state_dict()
         return state
 
@@ -310,10 +340,11 @@ class Learner:
     ) -> None:
         """Resumes from a numbered snapshot (its ``latest.pt`` lost): the weights, and the
         counters and random streams where the snapshot has them (older ones hold the iteration
-        and minutes only); the optimiser and replay buffer stay fresh."""
+        and minutes only); the optimiser and replay buffer stay fresh (and, with
+        ``optim.ema_decay``, the trained weights restart from the snapshot's average)."""
         self._check_heads(model_state)
         self.model.load_state_dict(model_state)
-        self.selfplay_model.load_state_dict(model_state)
+        self._offer_trained()
         if "progress" in extra:
             self.progress = Progress(**extra["progress"])
             self.rng.bit_generator.state = extra["rng"]["numpy"]
@@ -326,11 +357,15 @@ class Learner:
         """Restores ``state_dict()`` output into this freshly built learner.
 
         A gated learner's self-play copy gets the saved self-play weights, or the model's when
-        the run was not gated before (gating then starts from the latest network).
+        the run was not gated before (gating then starts from the latest network). The trained
+        weights are ``trained_model`` where the run averaged them, else ``model``; a run that
+        turns ``optim.ema_decay`` on starts its average there.
         """
         self._check_heads(state["model"])
-        self.model.load_state_dict(state["model"])
-        if self.selfplay_model is not self.model:
+        self.model.load_state_dict(state.get("trained_model", state["model"]))
+        if self.network is not self.model:
+            self.network.load_state_dict(state["model"])
+        if self.selfplay_model is not self.network:
             self.selfplay_model.load_state_dict(state.get("selfplay_model", state["model"]))
         if state["optimizer"] is not None:
             self.optimizer.load_state_dict(state["optimizer"])

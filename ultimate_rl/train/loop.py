@@ -124,7 +124,8 @@ def train_in_folder(
     )
     # evaluation, gating and probe images judge the network in float32, whatever self-play runs:
     # a reduced-precision path may flip a near tie, and "perfect play" must hold in float32
-    evaluate = make_evaluator(learner.model, device, backend=float32_path(device), precision="fp32")
+    network = learner.network
+    evaluate = make_evaluator(network, device, backend=float32_path(device), precision="fp32")
     gating = Gating(run, learner, evaluate, device) if run.eval.gating.enabled else None
     evaluation = PeriodicEvaluation(run, evaluate, rating_hook, checkpoints.snapshot)
     progress = learner.progress
@@ -175,7 +176,7 @@ def choose_selfplay_path(
     """``selfplay.inference=auto``: the path is chosen once, here, and every self-play evaluator
     of the run takes it (actors on another device than the learner's choose their own)."""
     chosen = make_evaluator(
-        learner.model,
+        learner.network,
         device,
         backend=run.selfplay.inference,
         game=run.game,

@@ -184,7 +184,7 @@ def save_warm_start(learner: Learner, path: Path) -> Path:
     run = learner.run
     return save_checkpoint(
         path,
-        model=learner.model,
+        model=learner.network,
         model_config=run.model,
         game_name=run.game.name,
         game_options=run.game_options,
