@@ -38,8 +38,10 @@ def main() -> None:
             started = time.perf_counter()
             each.train_steps(30)
             seconds[index] += time.perf_counter() - started
-    print(f"ms a step: plain {seconds[0] / 120 * 1e3:.1f}, ema {seconds[1] / 120 * 1e3:.1f}, "
-          f"ratio {seconds[1] / seconds[0]:.3f}")
+    print(
+        f"ms a step: plain {seconds[0] / 120 * 1e3:.1f}, ema {seconds[1] / 120 * 1e3:.1f}, "
+        f"ratio {seconds[1] / seconds[0]:.3f}"
+    )
 
 
 if __name__ == "__main__":

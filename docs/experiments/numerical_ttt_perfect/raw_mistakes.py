@@ -1,0 +1,46 @@
+"""Where a run's raw policy gives value away on the every-line walk: the positions it meets as
+``SIDE`` (0 first, 1 second) against every opponent reply, and how many of its moves there lower
+the solver's value (a win played to a draw or a loss, a draw to a loss).
+
+    python docs/experiments/numerical_ttt_perfect/raw_mistakes.py RUN_DIR [SIDE]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "tests"))  # the test's checkpoint loading, not a copy
+
+from test_train_learns import RawPolicy  # noqa: E402
+
+from ultimate_rl.games import kernels, layout, make, solve  # noqa: E402
+
+
+def main(run_dir: Path, side: int) -> None:
+    game = make("numerical_ttt")
+    policy = RawPolicy(run_dir, game)
+    seen: set[bytes] = set()
+    met = mistakes = 0
+    stack = [game.initial_state()]
+    while stack:
+        state = stack.pop()
+        if state.tobytes() in seen or state[layout.STATUS] != layout.ONGOING:
+            continue
+        seen.add(state.tobytes())
+        moves = [policy(state)] if state[layout.PLAYER] == side else game.legal_actions(state)
+        for action in moves:
+            child = state.copy()
+            kernels.apply(child, int(action))
+            stack.append(child)
+        if state[layout.PLAYER] == side:
+            met += 1
+            ongoing = stack[-1][layout.STATUS] == layout.ONGOING
+            mistakes += ongoing and -solve(game, stack[-1])[0] < solve(game, state)[0]
+    name = ("first", "second")[side]
+    print(f"{run_dir} as {name}: {met} positions, {mistakes} value-losing moves")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0)
