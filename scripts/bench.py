@@ -11,11 +11,13 @@ import hydra
 from omegaconf import DictConfig
 
 from ultimate_rl.benchmarks import run_suites
+from ultimate_rl.runtime.machine import this_machine
 
 
 @hydra.main(version_base=None, config_path="../configs", config_name="bench")
 def main(cfg: DictConfig) -> None:
     figures = run_suites(cfg.suite, cfg)
+    print(f"machine: {this_machine().label()}")  # figures compare only on one machine
     width = max(len(k) for k in figures)
     print(f"{'figure':<{width}}  value")
     for key, value in figures.items():

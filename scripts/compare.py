@@ -24,8 +24,8 @@ from ultimate_rl.experiments.compare import (
     rate_all,
     summarise,
     train_all,
-    write_results,
 )
+from ultimate_rl.experiments.results import write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 

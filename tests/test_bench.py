@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ultimate_rl.runtime.machine import this_machine
+
 ENGINE_FIGURES = {
     "uttt_random_playouts_per_s",
     "numerical_ttt_random_playouts_per_s",
@@ -34,5 +36,6 @@ def test_engine_benchmark_prints_the_five_figures(tmp_path: Path) -> None:
         check=True,
     )
     figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert done.stdout.startswith(f"machine: {this_machine().label()}\n")
     assert set(figures) >= ENGINE_FIGURES
     assert all(figures[k] > 0 for k in ENGINE_FIGURES)

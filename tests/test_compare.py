@@ -10,14 +10,18 @@ import pytest
 import yaml
 
 from ultimate_rl.experiments import compare
+from ultimate_rl.experiments import results as results_report
 from ultimate_rl.experiments.compare import (
+    FINISHED,
     Comparison,
     curve_snapshots,
+    machine_warning,
     run_dir,
     train_command,
 )
 from ultimate_rl.games import make
 from ultimate_rl.nn import ModelConfig, build_model, save_checkpoint
+from ultimate_rl.runtime.machine import Machine
 from ultimate_rl.train import check_config
 from ultimate_rl.train.run import compose_train_config
 
@@ -187,11 +191,60 @@ def test_a_curve_is_reported_by_minute_for_each_recipe(tmp_path: Path):
         "runs": runs,
         "recipes": recipes,
     }
-    written = compare.write_results(results, tmp_path)
+    written = results_report.write_results(results, tmp_path)
     assert {p.name for p in written} == {"results.json", "results.md", "elo.png", "curve.png"}
     markdown = (tmp_path / "results.md").read_text()
     assert "| recipe | 10 min | 30 min |" in markdown
     assert "| new | 1390 [" in markdown and "| baseline | 1310 [" in markdown
+
+
+def test_a_run_joining_runs_of_another_machine_is_warned_and_reported(tmp_path: Path):
+    comparison = Comparison(**TINY)
+    fast = Machine("AMD EPYC", 2, ("avx2", "avx512f", "avx512_vnni"))
+    slow = Machine("AMD EPYC", 2, ("avx2",))
+    assert machine_warning(comparison, tmp_path, "q_mix-s0", slow.label()) is None  # none yet
+    folder = run_dir(tmp_path, "baseline", 0)
+    folder.mkdir(parents=True)
+    summary = {"minutes": 0.05, "positions": 10, "iterations": 2}
+    (folder / FINISHED).write_text(json.dumps(summary))  # from before machines were named
+    assert machine_warning(comparison, tmp_path, "q_mix-s0", slow.label()) is None
+    (folder / FINISHED).write_text(json.dumps({**summary, "machine": fast.as_dict()}))
+    assert machine_warning(comparison, tmp_path, "q_mix-s0", fast.label()) is None
+    warning = machine_warning(comparison, tmp_path, "q_mix-s0", slow.label())
+    assert warning and "q_mix-s0 trains on AMD EPYC, 2 cores, avx2," in warning
+    assert fast.label() in warning
+    assert compare.run_machine(folder) == fast.label()
+
+    runs = [
+        {
+            "recipe": recipe,
+            "seed": 0,
+            "elo": 1400.0,
+            "stderr": 10.0,
+            "ci": [1380.0, 1420.0],
+            "minutes": 30.0,
+            "iterations": iterations,
+            "positions": 1000,
+            "machine": machine.label(),
+            "score_vs": {"uct-1000": 0.8},
+        }
+        for recipe, iterations, machine in (("baseline", 257, fast), ("new", 34, slow))
+    ]
+    results = {
+        "name": "t",
+        "minutes_per_run": 30.0,
+        "seeds": [0],
+        "machines": sorted({fast.label(), slow.label()}),
+        "ladder": {"uct-1000": 1000.0},
+        "runs": runs,
+        "recipes": {"baseline": {**compare._mean_elo(runs[:1]), "verdict": "baseline"}},
+    }
+    markdown = results_report.results_markdown(results)
+    assert "**The runs trained on 2 different machines**" in markdown
+    assert "| baseline | 0 | 1400 [1380, 1420] | 30.0 | 257 | 1000 | B |" in markdown
+    assert f"A = {slow.label()}; B = {fast.label()}." in markdown
+    one = results_report.results_markdown({**results, "machines": [fast.label()]})
+    assert "different machines" not in one
 
 
 @pytest.mark.slow
@@ -210,6 +263,7 @@ def test_compare_trains_rates_in_one_pool_and_resumes(tmp_path: Path, capsys):
     assert set(results["recipes"]) == {"baseline", "q_mix"}
     assert all(r["ci"][0] <= r["elo"] <= r["ci"][1] for r in results["runs"])
     assert "| q_mix | 1 |" in (out / "results.md").read_text() and (out / "elo.png").is_file()
+    assert len(results["machines"]) == 1 and all(r["iterations"] == 2 for r in results["runs"])
     assert "curve" not in results["recipes"]["baseline"] and not (out / "curve.png").exists()
     saved = yaml.safe_load((run_dir(out, "q_mix", 1) / "config.yaml").read_text())
     assert saved["optim"]["value_target_q_weight"] == 0.5 and saved["seed"] == 1

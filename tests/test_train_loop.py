@@ -17,6 +17,7 @@ from helpers import tiny_run_overrides
 
 from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.runtime.faults import FAULT_ENV
+from ultimate_rl.runtime.machine import Machine, this_machine
 from ultimate_rl.train import prepare_run, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.run import compose_train_config
@@ -45,6 +46,8 @@ def test_run_folder_holds_config_events_checkpoints_and_evaluations(tmp_path: Pa
     summary = train(tiny("train.iterations=2"), tmp_path)
     assert summary["iterations"] == 2 and summary["steps"] == 10
     assert (tmp_path / "config.yaml").is_file()
+    saved = json.loads((tmp_path / "summary.json").read_text())
+    assert Machine.from_dict(saved["machine"]) == this_machine()  # what compare.py checks
     assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
     report = json.loads((tmp_path / "evaluations" / "iter_00002.json").read_text())
     assert set(report) >= {"random", "perfect", "optimal_rate", "iteration"}

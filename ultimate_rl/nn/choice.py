@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from ultimate_rl.nn.evaluator import (
 )
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.numerics import Numerics, Probe, compare, probe_positions
+from ultimate_rl.runtime.machine import cpu_model
 from ultimate_rl.runtime.numba_cache import user_cache_root
 
 TIMING_SECONDS = 0.1  # per path; about a second of start-up in all without the cache
@@ -215,7 +215,7 @@ def _cache_key(model: PolicyValueNet, batch_size: int, names: list[str]) -> str:
 
     return json.dumps(
         {
-            "cpu": _cpu_model(),
+            "cpu": cpu_model(),
             "torch": torch.__version__,
             "onnxruntime": onnxruntime.__version__,
             "threads": torch.get_num_threads(),
@@ -227,16 +227,6 @@ def _cache_key(model: PolicyValueNet, batch_size: int, names: list[str]) -> str:
         },
         sort_keys=True,
     )
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _read_cache() -> dict[str, dict[str, float]]:

@@ -22,6 +22,7 @@ from ultimate_rl.games import kernels, sample_positions
 from ultimate_rl.nn import NetworkEvaluator
 from ultimate_rl.nn.evaluator import PIN_ENV
 from ultimate_rl.runtime.faults import failpoint
+from ultimate_rl.runtime.machine import this_machine
 from ultimate_rl.selfplay.worker import SelfPlayStats
 from ultimate_rl.train.config import RunConfig
 from ultimate_rl.train.learner import Progress
@@ -186,7 +187,11 @@ class RunLog:
             "perfect": progress.perfect,
             "last_eval": progress.last_eval,
             "inference": self.selfplay_path.backend,
+            "machine": this_machine().as_dict(),  # equal wall-clock holds on one machine only
         }
+        choice = self.selfplay_path.choice
+        if choice is not None:  # the machine's speed at the start, by the chosen path
+            summary["inference_positions_per_s"] = choice.positions_per_s.get(choice.path)
         write_json(self.run_dir / "summary.json", summary)
         run = self.run
         hparams = {
