@@ -1,6 +1,7 @@
 """Where a run's raw policy gives value away on the every-line walk: the positions it meets as
 ``SIDE`` (0 first, 1 second) against every opponent reply, and how many of its moves there lower
-the solver's value (a win played to a draw or a loss, a draw to a loss).
+the solver's value (a win played to a draw or a loss, a draw to a loss). The game is the run's
+(``config.yaml``): numerical tic-tac-toe, or tic-tac-toe 3x3 / 4x4.
 
     python docs/experiments/numerical_ttt_perfect/raw_mistakes.py RUN_DIR [SIDE]
 """
@@ -10,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))  # the test's checkpoint loading, not a copy
 
@@ -18,8 +21,17 @@ from test_train_learns import RawPolicy  # noqa: E402
 from ultimate_rl.games import kernels, layout, make, solve  # noqa: E402
 
 
+def value_after(game, child, side: int) -> int:
+    """The solver's value of ``child`` for ``side``, who just moved (the game may have ended)."""
+    if child[layout.STATUS] == layout.ONGOING:
+        return -solve(game, child)[0]
+    winner = game.winner(child)
+    return 0 if winner is None else (1 if winner == side else -1)
+
+
 def main(run_dir: Path, side: int) -> None:
-    game = make("numerical_ttt")
+    options = dict(yaml.safe_load((run_dir / "config.yaml").read_text())["game"])
+    game = make(options.pop("name"), **options)
     policy = RawPolicy(run_dir, game)
     seen: set[bytes] = set()
     met = mistakes = 0
@@ -36,8 +48,7 @@ def main(run_dir: Path, side: int) -> None:
             stack.append(child)
         if state[layout.PLAYER] == side:
             met += 1
-            ongoing = stack[-1][layout.STATUS] == layout.ONGOING
-            mistakes += ongoing and -solve(game, stack[-1])[0] < solve(game, state)[0]
+            mistakes += value_after(game, stack[-1], side) < solve(game, state)[0]
     name = ("first", "second")[side]
     print(f"{run_dir} as {name}: {met} positions, {mistakes} value-losing moves")
 
