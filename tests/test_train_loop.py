@@ -100,18 +100,19 @@ def test_a_new_run_refuses_a_folder_that_holds_one(tmp_path: Path):
         prepare_run(tiny(), tmp_path, [])
 
 
-def test_the_first_line_says_which_inference_path_auto_took_and_why(
+def test_the_first_lines_name_the_machine_and_the_inference_path_auto_took_and_why(
     tmp_path: Path, capsys, monkeypatch
 ):
     monkeypatch.delenv("ULTIMATE_RL_INFERENCE")  # the suite pins auto; this run measures
     summary = train(tiny("train.iterations=1"), tmp_path)
-    first = capsys.readouterr().out.splitlines()[0]
+    machine, first = capsys.readouterr().out.splitlines()[:2]
+    assert machine == f"machine: {this_machine().label()}"
     assert first.startswith(f"inference: {summary['inference']} (auto, fastest passing at batch")
     for path in ("torch", "onnxruntime", "onnxruntime_int8"):
         assert f"{path} " in first and "/s" in first
     monkeypatch.setenv("ULTIMATE_RL_INFERENCE", "onnxruntime")
     train(tiny("train.iterations=1"), tmp_path / "pinned")
-    assert capsys.readouterr().out.splitlines()[0] == (
+    assert capsys.readouterr().out.splitlines()[1] == (
         "inference: onnxruntime (selfplay.inference=auto, pinned by ULTIMATE_RL_INFERENCE)"
     )
 

@@ -145,7 +145,9 @@ class RunLog:
         )
 
     def inference(self) -> None:
-        """The run's first line: the inference path and, when ``auto`` chose it, why."""
+        """The run's first lines: the machine, then the inference path and, when ``auto`` chose
+        it, why."""
+        tqdm.write(f"machine: {this_machine().label()}")
         choice, configured = self.selfplay_path.choice, self.run.selfplay.inference
         if choice is not None:
             tqdm.write(choice.summary())
