@@ -164,10 +164,15 @@ def train_all(
     return status
 
 
-def run_machine(folder: Path) -> str:
-    """The label of the machine a finished run trained on (its ``summary.json``)."""
-    machine = json.loads((folder / FINISHED).read_text()).get("machine")
+def machine_of(summary: Mapping[str, Any]) -> str:
+    """The label of the machine a finished run trained on, from its ``summary.json``."""
+    machine = summary.get("machine")
     return Machine.from_dict(machine).label() if machine else UNKNOWN_MACHINE
+
+
+def run_machine(folder: Path) -> str:
+    """``machine_of`` the finished run in ``folder``."""
+    return machine_of(json.loads((folder / FINISHED).read_text()))
 
 
 def machine_warning(comparison: Comparison, out: Path, name: str, here: str) -> str | None:
@@ -256,7 +261,7 @@ def summarise(
                 "minutes": summary["minutes"],
                 "positions": summary["positions"],
                 "iterations": summary.get("iterations"),
-                "machine": run_machine(run_dir(out, recipe, seed)),
+                "machine": machine_of(summary),
                 "score_vs": {
                     k.removeprefix("score_vs/"): v
                     for k, v in scalars.items()

@@ -1,7 +1,7 @@
 """Where a run's raw policy gives value away on the every-line walk: the positions it meets as
 ``SIDE`` (0 first, 1 second) against every opponent reply, and how many of its moves there lower
 the solver's value (a win played to a draw or a loss, a draw to a loss). The game is the run's
-(``config.yaml``): numerical tic-tac-toe, or tic-tac-toe 3x3 / 4x4.
+(its checkpoint's): numerical tic-tac-toe, or tic-tac-toe 3x3 / 4x4.
 
     python docs/experiments/numerical_ttt_perfect/raw_mistakes.py RUN_DIR [SIDE]
 """
@@ -11,14 +11,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))  # the test's checkpoint loading, not a copy
 
 from test_train_learns import RawPolicy  # noqa: E402
 
-from ultimate_rl.games import kernels, layout, make, solve  # noqa: E402
+from ultimate_rl.games import kernels, layout, solve  # noqa: E402
+from ultimate_rl.nn import load_checkpoint  # noqa: E402
+from ultimate_rl.train.checkpoints import CHECKPOINT  # noqa: E402
 
 
 def value_after(game, child, side: int) -> int:
@@ -30,8 +30,7 @@ def value_after(game, child, side: int) -> int:
 
 
 def main(run_dir: Path, side: int) -> None:
-    options = dict(yaml.safe_load((run_dir / "config.yaml").read_text())["game"])
-    game = make(options.pop("name"), **options)
+    game = load_checkpoint(run_dir / CHECKPOINT).make_game()
     policy = RawPolicy(run_dir, game)
     seen: set[bytes] = set()
     met = mistakes = 0
