@@ -140,9 +140,74 @@ def test_random_openings_start_games_after_unrecorded_random_moves():
         assert game.legal_mask(state).sum() == game.num_actions - int(state[layout.MOVES])
 
 
+def lowest_cell_first(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A prior all but certain of the lowest legal cell: the search plays it."""
+    logits = np.where(masks, -20.0 * np.arange(masks.shape[1]), 0.0).astype(np.float32)
+    return logits, np.zeros(len(masks), np.float32)
+
+
+def first_recorded_owners(one_sided: float, max_plies: int) -> tuple[list[list[int]], object]:
+    """Cell owners (0, 1, -1 free) of each game's first recorded position, and the stats."""
+    game = make("tictactoe")
+    settings = SelfPlaySettings(
+        parallel_games=5,
+        games_per_iteration=24,
+        temperature_moves=0,
+        random_opening=RandomOpeningSettings(1.0, max_plies, one_sided),
+    )
+    search = SearchConfig(num_simulations=8, dirichlet_fraction=0.0)
+    worker = SelfPlayWorker(game, search, settings)
+    data = worker.play(lowest_cell_first, 24, np.random.default_rng(7))
+
+    # a game's first recorded position is not its predecessor plus the move it records as LAST
+    def follows(before: np.ndarray, after: np.ndarray) -> bool:
+        last = int(after[layout.LAST])
+        return (
+            last >= 0
+            and game.legal_mask(before)[last]
+            and np.array_equal(game.apply(before, last), after)
+        )
+
+    states = data.states
+    firsts = [0] + [i for i in range(1, len(states)) if not follows(states[i - 1], states[i])]
+    assert len(firsts) == data.stats.games == 24
+    return [game.picture(data.states[i]).owners for i in firsts], data.stats
+
+
+def search_could_have_played(owners: list[int], side: int) -> bool:
+    """Whether ``side``'s marks can be those of a player who always took the lowest free cell:
+    every cell below its highest mark is taken."""
+    mine = [cell for cell, owner in enumerate(owners) if owner == side]
+    return all(owner >= 0 for owner in owners[: max(mine, default=0)])
+
+
+def test_one_sided_openings_play_the_searchs_moves_for_one_side():
+    one_sided, _ = first_recorded_owners(one_sided=1.0, max_plies=6)
+    assert all(
+        search_could_have_played(owners, 0) or search_could_have_played(owners, 1)
+        for owners in one_sided
+    )
+    assert sum(owner >= 0 for owners in one_sided for owner in owners) > 24  # openings were played
+    # random moves on both sides break that rule in some game (the check can fail)
+    both_random, _ = first_recorded_owners(one_sided=0.0, max_plies=6)
+    assert not all(
+        search_could_have_played(owners, 0) or search_could_have_played(owners, 1)
+        for owners in both_random
+    )
+
+
+def test_a_one_sided_opening_stops_before_a_move_that_ends_the_game():
+    # openings up to the whole game: some would end it; each game still records its last move
+    _, stats = first_recorded_owners(one_sided=1.0, max_plies=9)
+    assert stats.games == 24 and stats.positions >= 24
+    assert stats.moves > stats.positions  # the openings' moves were played, not recorded
+
+
 def test_random_opening_settings_are_checked():
     with pytest.raises(ValueError, match=r"selfplay\.random_opening\.fraction"):
         RandomOpeningSettings(fraction=1.5)
+    with pytest.raises(ValueError, match=r"selfplay\.random_opening\.one_sided"):
+        RandomOpeningSettings(one_sided=-0.5)
     with pytest.raises(ValueError, match=r"selfplay\.random_opening\.max_plies"):
         RandomOpeningSettings(max_plies=-1)
 

@@ -57,9 +57,17 @@ class RandomOpeningSettings:
     positions seen beyond the ones search-guided play reaches."""
     max_plies: int = 8
     """Those games' random moves number 0..max_plies, uniformly."""
+    one_sided: float = 0.0
+    """Share of those openings in which one side, drawn at random, moves at random and the other
+    plays its search's moves: the positions a perfect player meets against every line of a
+    blundering opponent (the every-line verdict, ``train/every_line.py``), which an opening of
+    random moves on both sides reaches only where the strong side's random moves were good. Its
+    moves are not recorded either (their results follow the blunders), except one that would
+    end the game: there the opening stops and the search's move is played and recorded."""
 
     def __post_init__(self) -> None:
         _check_fraction("random_opening.fraction", self.fraction)
+        _check_fraction("random_opening.one_sided", self.one_sided)
         _check_at_least("random_opening.max_plies", self.max_plies, 0)
 
 

@@ -142,6 +142,8 @@ class _LiveGame:
     state: np.ndarray
     can_resign: bool
     would_resign: int = -1  # in a game that plays on: the player who would have resigned
+    opening_plies: int = 0  # moves of a one-sided opening still to play (not recorded)
+    random_side: int = -1  # ... the player whose moves in it are random
     history: list[tuple[np.ndarray, np.ndarray, bool, float]] = field(default_factory=list)
 
 
@@ -170,16 +172,19 @@ class _SelfPlayRound:
 
     def _start_game(self, row: int) -> _LiveGame:
         """A new game for ``row`` (whose tree is forgotten), from a random opening for a share."""
-        s = self.settings
-        state = self.initial.copy()
-        if self.rng.random() < s.random_opening.fraction:
-            plies = int(self.rng.integers(s.random_opening.max_plies + 1))
-            opening = random_opening(self.game, plies, self.rng, if_game_ends="stop")
-            state = self.game.apply_sequence(opening)
+        s, opening = self.settings, self.settings.random_opening
+        state, one_sided_plies, random_side = self.initial.copy(), 0, -1
+        if self.rng.random() < opening.fraction:
+            plies = int(self.rng.integers(opening.max_plies + 1))
+            if self.rng.random() < opening.one_sided:
+                one_sided_plies, random_side = plies, int(self.rng.integers(2))
+            else:
+                moves = random_opening(self.game, plies, self.rng, if_game_ends="stop")
+                state = self.game.apply_sequence(moves)
         can_resign = s.resign.enabled and self.rng.random() >= s.resign.disabled_fraction
         self.searcher.reset(row)
         self.started += 1
-        return _LiveGame(state, can_resign)
+        return _LiveGame(state, can_resign, opening_plies=one_sided_plies, random_side=random_side)
 
     def step(self, evaluate: Evaluator) -> None:
         """Searches every live game once and plays the chosen moves."""
@@ -196,18 +201,39 @@ class _SelfPlayRound:
         # highest row first: a finished game's row takes the last live game, already played
         for i in range(len(states) - 1, -1, -1):
             game = self.live[i]
-            root_value = float(out.root_value[i])
-            game.history.append((game.state.copy(), out.policy_target[i], full, root_value))
-            result = self._play_move(game, root_value, int(out.action[i]))
+            root_value, action = float(out.root_value[i]), int(out.action[i])
+            opening = self._opening_move(game, action) if game.opening_plies > 0 else None
+            if opening is None:
+                game.history.append((game.state.copy(), out.policy_target[i], full, root_value))
+            else:
+                action = opening
+            result = self._play_move(game, root_value, action, may_resign=opening is None)
             if result is not None:
                 self._finish(i, result)
 
-    def _play_move(self, game: _LiveGame, root_value: float, action: int) -> float | None:
-        """Resigns or plays ``action``; returns the first player's result if the game ended."""
+    def _opening_move(self, game: _LiveGame, searched: int) -> int | None:
+        """A one-sided opening's next move (the random side's random move, else ``searched``),
+        or None where it would end the game: the opening stops and the search's move counts."""
+        action = searched
+        if int(game.state[layout.PLAYER]) == game.random_side:
+            legal = self.game.legal_actions(game.state)
+            action = int(legal[self.rng.integers(len(legal))])
+        if self.game.is_terminal(self.game.apply(game.state, action)):
+            game.opening_plies = 0
+            return None
+        game.opening_plies -= 1
+        return action
+
+    def _play_move(
+        self, game: _LiveGame, root_value: float, action: int, may_resign: bool
+    ) -> float | None:
+        """Resigns (where ``may_resign``: not in an unrecorded opening) or plays ``action``;
+        returns the first player's result if the game ended."""
         resign = self.settings.resign
         mover = int(game.state[layout.PLAYER])
         resigning = (
-            resign.enabled
+            may_resign
+            and resign.enabled
             and int(game.state[layout.MOVES]) >= resign.min_moves
             and root_value < resign.threshold
         )
