@@ -20,6 +20,7 @@ from ultimate_rl.games import (
     kernels,
     layout,
     make,
+    make_from_config,
 )
 from ultimate_rl.games.registry import GAME_NAMES
 from ultimate_rl.games.symmetry import board_symmetries, with_relabelling
@@ -188,6 +189,14 @@ def test_unknown_game_name_lists_the_valid_ones() -> None:
 def test_unknown_or_bad_option_raises(name: str, options: dict, named: str) -> None:
     with pytest.raises(UnknownGameError, match=named):
         make(name, **options)
+
+
+def test_a_game_is_made_from_its_name_or_its_config_node() -> None:
+    assert make_from_config("uttt").name == "uttt"
+    four = make_from_config({"name": "tictactoe", "size": 4, "k": 4})  # as config.yaml has it
+    assert (four.size, four.k) == (4, 4)
+    with pytest.raises(UnknownGameError, match="chess"):
+        make_from_config({"name": "chess"})
 
 
 def test_every_game_has_one_entry_in_the_kernel_table() -> None:

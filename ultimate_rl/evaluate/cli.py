@@ -18,7 +18,7 @@ from ultimate_rl.evaluate.ladder import Evaluation, EvaluationSettings, evaluate
 from ultimate_rl.evaluate.report import write_report
 from ultimate_rl.evaluate.specs import EvaluationError, parse_spec
 from ultimate_rl.evaluate.sprt import SPRTConfig
-from ultimate_rl.games import Game, make
+from ultimate_rl.games import Game, make_from_config
 
 
 def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]]:
@@ -34,7 +34,7 @@ def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]
     if mode == "agents":
         if not cfg.get("game"):
             raise EvaluationError("agents=[...] needs the game: add game=uttt (or another game)")
-        game = _game(cfg["game"])
+        game = make_from_config(cfg["game"])
         subjects: list[Any] = list(cfg["agents"])
         default_out = Path("outputs/evaluation") / game.name
     else:
@@ -43,7 +43,7 @@ def evaluate_from_config(cfg: Mapping[str, Any]) -> tuple[Evaluation, list[Path]
             if mode == "checkpoint"
             else run_checkpoints(Path(cfg["run"]))
         )
-        game = _game(cfg["game"]) if cfg.get("game") else found[0][2]
+        game = make_from_config(cfg["game"]) if cfg.get("game") else found[0][2]
         subjects, steps = checkpoint_subjects(
             found, dict(cfg.get("network") or {}), sweep_allowed=mode == "checkpoint"
         )
@@ -142,14 +142,6 @@ def run_checkpoints(run_dir: Path) -> list[tuple[Path, int, Game]]:
     if len(games) > 1:
         raise EvaluationError(f"the checkpoints in {folder} are for different games: {games}")
     return [by_step[s] for s in sorted(by_step)]
-
-
-def _game(spec: str | Mapping[str, Any]) -> Game:
-    """A game from its name or from a ``game`` config node (``{name: tictactoe, size: 4}``)."""
-    if isinstance(spec, str):
-        return make(spec)
-    options = dict(spec)
-    return make(options.pop("name"), **options)
 
 
 def _extra(path: Path) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import yaml
 from ultimate_rl.evaluate.cli import ladder_without, settings_from_config
 from ultimate_rl.evaluate.curve import snapshot_minutes
 from ultimate_rl.evaluate.ladder import Evaluation, evaluate_agents
-from ultimate_rl.games import Game, make
+from ultimate_rl.games import Game, make_from_config
 from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.runtime.machine import Machine, this_machine
 from ultimate_rl.train.checkpoints import CHECKPOINT, has_checkpoint
@@ -237,8 +237,7 @@ def rate_all(comparison: Comparison, out: Path, status: Mapping[str, str]) -> Ev
 
 def _game(out: Path, comparison: Comparison) -> Game:
     config = yaml.safe_load((run_dir(out, *comparison.runs()[0]) / "config.yaml").read_text())
-    options = dict(config["game"])
-    return make(options.pop("name"), **options)
+    return make_from_config(config["game"])
 
 
 def summarise(

@@ -4,6 +4,7 @@ position sets and random openings."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from ultimate_rl.games.base import Game
@@ -38,6 +39,15 @@ def make(name: str, **options: Any) -> Game:
         raise UnknownGameError(f"bad option for game {name!r}: {err}") from None
 
 
+def make_from_config(spec: str | Mapping[str, Any]) -> Game:
+    """A game from its name or from a ``game`` config node (``{name: tictactoe, size: 4}``),
+    as a run's ``config.yaml`` records it."""
+    if isinstance(spec, str):
+        return make(spec)
+    options = dict(spec)
+    return make(options.pop("name"), **options)
+
+
 __all__ = [
     "GAMES",
     "Game",
@@ -52,6 +62,7 @@ __all__ = [
     "UnsolvableGameError",
     "is_solvable",
     "make",
+    "make_from_config",
     "random_opening",
     "sample_positions",
     "solve",
