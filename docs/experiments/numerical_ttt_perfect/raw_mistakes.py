@@ -1,7 +1,9 @@
 """Where a run's raw policy gives value away on the every-line walk: the positions it meets as
 ``SIDE`` (0 first, 1 second) against every opponent reply, and how many of its moves there lower
-the solver's value (a win played to a draw or a loss, a draw to a loss). The game is the run's
-(its checkpoint's): numerical tic-tac-toe, or tic-tac-toe 3x3 / 4x4.
+the solver's value (a win played to a draw or a loss, a draw to a loss), and how many of those
+lose a line under the every-line rule (``every_line.required``: below the game's value for a
+side that wins or draws, below a draw for a side the game loses, whose opponent's mistake saved
+it). The game is the run's (its checkpoint's): numerical tic-tac-toe, or tic-tac-toe 3x3 / 4x4.
 
     python docs/experiments/numerical_ttt_perfect/raw_mistakes.py RUN_DIR [SIDE]
 """
@@ -19,6 +21,7 @@ from test_train_learns import RawPolicy  # noqa: E402
 from ultimate_rl.games import kernels, layout, solve  # noqa: E402
 from ultimate_rl.nn import load_checkpoint  # noqa: E402
 from ultimate_rl.train.checkpoints import CHECKPOINT  # noqa: E402
+from ultimate_rl.train.every_line import required  # noqa: E402
 
 
 def value_after(game, child, side: int) -> int:
@@ -33,7 +36,8 @@ def main(run_dir: Path, side: int) -> None:
     game = load_checkpoint(run_dir / CHECKPOINT).make_game()
     policy = RawPolicy(run_dir, game)
     seen: set[bytes] = set()
-    met = mistakes = 0
+    met = mistakes = line_losing = 0
+    floor = required(game, side)
     stack = [game.initial_state()]
     while stack:
         state = stack.pop()
@@ -47,9 +51,14 @@ def main(run_dir: Path, side: int) -> None:
             stack.append(child)
         if state[layout.PLAYER] == side:
             met += 1
-            mistakes += value_after(game, stack[-1], side) < solve(game, state)[0]
+            before, after = solve(game, state)[0], value_after(game, stack[-1], side)
+            mistakes += after < before
+            line_losing += after < floor <= before
     name = ("first", "second")[side]
-    print(f"{run_dir} as {name}: {met} positions, {mistakes} value-losing moves")
+    print(
+        f"{run_dir} as {name}: {met} positions, {mistakes} value-losing moves, "
+        f"{line_losing} of them losing a line (below {floor:+d})"
+    )
 
 
 if __name__ == "__main__":
