@@ -11,6 +11,7 @@ it). The game is the run's (its checkpoint's): numerical tic-tac-toe, or tic-tac
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -38,6 +39,8 @@ def main(run_dir: Path, side: int) -> None:
     seen: set[bytes] = set()
     met = mistakes = line_losing = 0
     floor = required(game, side)
+    at_stake: Counter[int] = Counter()  # per ply: positions where a line can still be held
+    lost: Counter[int] = Counter()  # ... and where the move loses it
     stack = [game.initial_state()]
     while stack:
         state = stack.pop()
@@ -54,11 +57,16 @@ def main(run_dir: Path, side: int) -> None:
             before, after = solve(game, state)[0], value_after(game, stack[-1], side)
             mistakes += after < before
             line_losing += after < floor <= before
+            ply = int(state[layout.MOVES])
+            at_stake[ply] += floor <= before
+            lost[ply] += after < floor <= before
     name = ("first", "second")[side]
     print(
         f"{run_dir} as {name}: {met} positions, {mistakes} value-losing moves, "
         f"{line_losing} of them losing a line (below {floor:+d})"
     )
+    by_ply = ", ".join(f"{ply}: {lost[ply]}/{at_stake[ply]}" for ply in sorted(at_stake))
+    print(f"  by ply, line-losing moves / positions at stake: {by_ply}")
 
 
 if __name__ == "__main__":
