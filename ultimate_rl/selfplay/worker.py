@@ -176,7 +176,8 @@ class _SelfPlayRound:
         state, one_sided_plies, random_side = self.initial.copy(), 0, -1
         if self.rng.random() < opening.fraction:
             plies = int(self.rng.integers(opening.max_plies + 1))
-            if self.rng.random() < opening.one_sided:
+            # no draw where the option is off: seeded runs of the presets keep their games
+            if opening.one_sided > 0 and self.rng.random() < opening.one_sided:
                 one_sided_plies, random_side = plies, int(self.rng.integers(2))
             else:
                 moves = random_opening(self.game, plies, self.rng, if_game_ends="stop")
