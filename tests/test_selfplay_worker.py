@@ -203,6 +203,13 @@ def test_a_one_sided_opening_stops_before_a_move_that_ends_the_game():
     assert stats.moves > stats.positions  # the openings' moves were played, not recorded
 
 
+def test_openings_without_the_one_sided_option_keep_their_seeded_games():
+    """Pinned from the worker before ``one_sided`` existed (270af2a): an option that is off
+    must not draw from the games' random stream, or every seeded preset plays other games."""
+    _, data = play(games=12, seed=5, random_opening=RandomOpeningSettings(1.0, 4, one_sided=0.0))
+    assert (len(data.states), int(data.states.sum())) == (60, 7516)
+
+
 def test_random_opening_settings_are_checked():
     with pytest.raises(ValueError, match=r"selfplay\.random_opening\.fraction"):
         RandomOpeningSettings(fraction=1.5)
