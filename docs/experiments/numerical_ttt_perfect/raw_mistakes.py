@@ -37,7 +37,7 @@ def main(run_dir: Path, side: int) -> None:
     game = load_checkpoint(run_dir / CHECKPOINT).make_game()
     policy = RawPolicy(run_dir, game)
     seen: set[bytes] = set()
-    met = mistakes = line_losing = 0
+    met = mistakes = 0
     floor = required(game, side)
     at_stake: Counter[int] = Counter()  # per ply: positions where a line can still be held
     lost: Counter[int] = Counter()  # ... and where the move loses it
@@ -56,14 +56,13 @@ def main(run_dir: Path, side: int) -> None:
             met += 1
             before, after = solve(game, state)[0], value_after(game, stack[-1], side)
             mistakes += after < before
-            line_losing += after < floor <= before
             ply = int(state[layout.MOVES])
             at_stake[ply] += floor <= before
             lost[ply] += after < floor <= before
     name = ("first", "second")[side]
     print(
         f"{run_dir} as {name}: {met} positions, {mistakes} value-losing moves, "
-        f"{line_losing} of them losing a line (below {floor:+d})"
+        f"{lost.total()} of them losing a line (below {floor:+d})"
     )
     by_ply = ", ".join(f"{ply}: {lost[ply]}/{at_stake[ply]}" for ply in sorted(at_stake))
     print(f"  by ply, line-losing moves / positions at stake: {by_ply}")
