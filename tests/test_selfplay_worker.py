@@ -18,7 +18,7 @@ from ultimate_rl.selfplay.schema import (
     SelfPlaySettings,
 )
 from ultimate_rl.selfplay.targets import ALL_TARGETS
-from ultimate_rl.selfplay.worker import SelfPlayWorker
+from ultimate_rl.selfplay.worker import SelfPlayStats, SelfPlayWorker
 
 
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +146,9 @@ def lowest_cell_first(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray
     return logits, np.zeros(len(masks), np.float32)
 
 
-def first_recorded_owners(one_sided: float, max_plies: int) -> tuple[list[list[int]], object]:
+def first_recorded_owners(
+    one_sided: float, max_plies: int
+) -> tuple[list[list[int]], SelfPlayStats]:
     """Cell owners (0, 1, -1 free) of each game's first recorded position, and the stats."""
     game = make("tictactoe")
     settings = SelfPlaySettings(
