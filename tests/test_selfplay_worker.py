@@ -205,6 +205,40 @@ def test_a_one_sided_opening_stops_before_a_move_that_ends_the_game():
     assert stats.moves > stats.positions  # the openings' moves were played, not recorded
 
 
+def test_one_sided_openings_can_record_the_searching_sides_moves_with_their_search_value():
+    game = make("tictactoe")
+
+    def lowest_cell_worth_half(planes: np.ndarray, masks: np.ndarray):
+        logits, _ = lowest_cell_first(planes, masks)
+        return logits, np.full(len(masks), 0.5, np.float32)  # root values far from any result
+
+    def run(record: bool):
+        opening = RandomOpeningSettings(1.0, 6, 1.0, record_searching_side=record)
+        settings = SelfPlaySettings(
+            parallel_games=5, games_per_iteration=24, temperature_moves=0, random_opening=opening
+        )
+        worker = SelfPlayWorker(
+            game, SearchConfig(num_simulations=8, dirichlet_fraction=0.0), settings
+        )
+        return worker.play(lowest_cell_worth_half, 24, np.random.default_rng(7))
+
+    plain, recorded = run(False), run(True)
+    assert recorded.stats.moves == plain.stats.moves  # the same games, more of them recorded
+    # the games finish in the same order; in each, the opening's positions come first
+    matched, extra = 0, 0
+    for state, value, root in zip(
+        recorded.states, recorded.values, recorded.root_values, strict=True
+    ):
+        if matched < len(plain.states) and np.array_equal(state, plain.states[matched]):
+            assert value == plain.values[matched]  # recorded without the option: the result
+            matched += 1
+            continue
+        extra += 1  # an opening move of the searching side: its search's value
+        assert value == root and value not in (-1.0, 0.0, 1.0)
+        assert search_could_have_played(game.picture(state).owners, int(state[layout.PLAYER]))
+    assert matched == len(plain.states) and extra > 24  # every plain position, and openings
+
+
 def test_openings_without_the_one_sided_option_keep_their_seeded_games():
     """Pinned from the worker before ``one_sided`` existed (270af2a): an option that is off
     must not draw from the games' random stream, or every seeded preset plays other games."""

@@ -62,8 +62,13 @@ class RandomOpeningSettings:
     plays its search's moves: the positions a perfect player meets against every line of a
     blundering opponent (the every-line verdict, ``train/every_line.py``), which an opening of
     random moves on both sides reaches only where the strong side's random moves were good. Its
-    moves are not recorded either (their results follow the blunders), except one that would
-    end the game: there the opening stops and the search's move is played and recorded."""
+    moves are not recorded either (their results follow the blunders; but see
+    ``record_searching_side``), except one that would end the game: there the opening stops and
+    the search's move is played and recorded."""
+    record_searching_side: bool = False
+    """In a one-sided opening, record the searching side's moves after all, with the search's
+    root value as their value target in place of the game's result (which follows the random
+    side's blunders): the policy targets of the very positions the opening exists to reach."""
 
     def __post_init__(self) -> None:
         _check_fraction("random_opening.fraction", self.fraction)

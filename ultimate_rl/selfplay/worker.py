@@ -8,9 +8,10 @@ Per move the worker applies the usual AlphaZero/KataGo options: a temperature sc
 Dirichlet noise at the root, playout-cap randomisation (a share of moves searched cheaply, kept
 as value targets only), resignation (with a share of games that play on, to measure how often
 resigning would have been wrong) and tree reuse. Value targets are the final result from each
-mover's point of view; each position also records its root search value (``root_values``, to mix
-into the value target), the next position's policy target (``opponent_policies``: the
-opponent's reply, all zeros where there is none) and the ownership of the game's final position
+mover's point of view (the search's root value for a one-sided opening's recorded moves); each
+position also records its root search value (``root_values``, to mix into the value target),
+the next position's policy target (``opponent_policies``: the opponent's reply, all zeros where
+there is none) and the ownership of the game's final position
 (``ownership``, mover's view; a resigned game's last position), which training stores only when a
 recipe option uses them (``train.learner``).
 """
@@ -144,7 +145,9 @@ class _LiveGame:
     would_resign: int = -1  # in a game that plays on: the player who would have resigned
     opening_plies: int = 0  # moves of a one-sided opening still to play (not recorded)
     random_side: int = -1  # ... the player whose moves in it are random
-    history: list[tuple[np.ndarray, np.ndarray, bool, float]] = field(default_factory=list)
+    # per recorded move: position, policy target, full search, root value, value target (NaN:
+    # the game's result)
+    history: list[tuple[np.ndarray, np.ndarray, bool, float, float]] = field(default_factory=list)
 
 
 class _SelfPlayRound:
@@ -203,10 +206,17 @@ class _SelfPlayRound:
         for i in range(len(states) - 1, -1, -1):
             game = self.live[i]
             root_value, action = float(out.root_value[i]), int(out.action[i])
+            searched = game.opening_plies == 0 or int(game.state[layout.PLAYER]) != game.random_side
             opening = self._opening_move(game, action) if game.opening_plies > 0 else None
             if opening is None:
-                game.history.append((game.state.copy(), out.policy_target[i], full, root_value))
+                game.history.append(
+                    (game.state.copy(), out.policy_target[i], full, root_value, np.nan)
+                )
             else:
+                if searched and s.random_opening.record_searching_side:
+                    game.history.append(
+                        (game.state.copy(), out.policy_target[i], full, root_value, root_value)
+                    )
                 action = opening
             result = self._play_move(game, root_value, action, may_resign=opening is None)
             if result is not None:
@@ -301,7 +311,7 @@ class SelfPlayWorker:
 
 
 def _game_data(
-    history: list[tuple[np.ndarray, np.ndarray, bool, float]],
+    history: list[tuple[np.ndarray, np.ndarray, bool, float, float]],
     first_player_result: float,
     final_ownership: np.ndarray,
 ) -> SelfPlayData:
@@ -312,7 +322,9 @@ def _game_data(
     policies = np.stack([move[1] for move in history])
     full = np.array([move[2] for move in history])
     root_values = np.array([move[3] for move in history])
-    values = first_player_result * (1.0 - 2.0 * states[:, layout.PLAYER])
+    fixed_values = np.array([move[4] for move in history])
+    results = first_player_result * (1.0 - 2.0 * states[:, layout.PLAYER])
+    values = np.where(np.isnan(fixed_values), results, fixed_values)
     replies = np.zeros_like(policies)
     replies[:-1] = np.where(full[1:, None], policies[1:], 0.0)
     ownership = movers_view(final_ownership, states[:, layout.PLAYER])
