@@ -72,6 +72,13 @@ def test_unknown_choice_inside_a_section():
         check_config(compose_train_config(["eval.opponents=[gnugo]"]))
 
 
+def test_a_bad_game_name_or_option_names_the_choices():
+    with pytest.raises(ConfigError, match=r"unknown game 'chess'; choose one of \['connect_four'"):
+        check_config(compose_train_config(["game.name=chess"]))
+    with pytest.raises(ConfigError, match=r"tictactoe size must be one of \[3, 4, 5\], got 2"):
+        check_config(compose_train_config(["game=tictactoe", "game.size=2"]))
+
+
 def test_wrong_type_is_reported():
     with pytest.raises(ConfigError, match="batch_size"):
         check_config(compose_train_config(["train.batch_size=many"]))

@@ -19,8 +19,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from ultimate_rl.games import GAMES, Game, is_solvable
-from ultimate_rl.games import make as make_game
+from ultimate_rl.games import Game, UnknownGameError, is_solvable, make_from_config
 from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import PRECISIONS, resolve_device, training_precision
 from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES, losses_for
@@ -139,13 +138,12 @@ def _check_section(name: str, node: Any, schema: type) -> None:
 
 
 def _make_game(node: DictConfig) -> Game:
-    name, options = node.get("name"), _game_options(node)
-    if name not in GAMES:
-        raise ConfigError(f"unknown game.name {name!r}; choose one of {sorted(GAMES)}")
+    """The ``game`` node's game; a bad name or option is a ``ConfigError`` naming the choices."""
+    spec = {"name": node.get("name"), **_game_options(node)}
     try:
-        return make_game(name, **options)
-    except ValueError as err:
-        raise ConfigError(f"bad game options {options} for {name!r}: {err}") from None
+        return make_from_config(spec)
+    except (UnknownGameError, ValueError) as err:
+        raise ConfigError(f"bad game config {spec}: {err}") from None
 
 
 def _game_options(node: DictConfig) -> dict[str, Any]:
