@@ -76,6 +76,26 @@ class RandomOpeningSettings:
         _check_at_least("random_opening.max_plies", self.max_plies, 0)
 
 
+@dataclass
+class BookSettings:
+    """A share of games that start from a file of positions (``selfplay/book.py``)."""
+
+    path: str = ""
+    """A ``.npy`` file of the game's raw states (``numpy.save`` of ``[N, STATE_LEN]`` int32,
+    none finished); a relative path starts in the directory the run is launched from, and
+    actors on other machines (Ray) read the same path there."""
+    fraction: float = 0.0
+    """Share of games that start at one of the book's positions, drawn uniformly (no random
+    opening then): positions self-play must learn but seldom reaches by itself."""
+
+    def __post_init__(self) -> None:
+        _check_fraction("book.fraction", self.fraction)
+        if self.fraction > 0 and not self.path:
+            raise ValueError(
+                "selfplay.book.fraction > 0 needs selfplay.book.path: the file of positions"
+            )
+
+
 MAX_TIMED_BATCH = 256  # speeds per position level off well before this
 
 
@@ -117,6 +137,8 @@ class SelfPlaySettings:
     """Resignation, with a share of games that play on to check it."""
     random_opening: RandomOpeningSettings = field(default_factory=RandomOpeningSettings)
     """A share of games that start from a random opening."""
+    book: BookSettings = field(default_factory=BookSettings)
+    """A share of games that start from a file of positions."""
     inference: str = "auto"
     """The network's path (``ultimate_rl.nn.make_evaluator``): ``auto`` (the fastest on this
     machine that passes the numerics rule, timed at start-up; torch on CUDA), ``torch``,

@@ -28,6 +28,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.ownership import movers_view
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.selfplay.book import load_book
 
 # the settings were declared here before selfplay/schema.py: their old import path still works
 from ultimate_rl.selfplay.schema import PlayoutCapSettings as PlayoutCapSettings
@@ -162,8 +163,10 @@ class _SelfPlayRound:
         settings: SelfPlaySettings,
         num_games: int,
         rng: np.random.Generator,
+        book: np.ndarray | None = None,
     ) -> None:
         self.game, self.search_config, self.settings, self.rng = game, search, settings, rng
+        self.book = book
         self.initial = game.initial_state()
         slots = min(settings.parallel_games, num_games)
         self.searcher = BatchedSearch(game, max(slots, 1), search, seed=int(rng.integers(2**63)))
@@ -174,10 +177,14 @@ class _SelfPlayRound:
         self.live = [self._start_game(i) for i in range(slots)]
 
     def _start_game(self, row: int) -> _LiveGame:
-        """A new game for ``row`` (whose tree is forgotten), from a random opening for a share."""
+        """A new game for ``row`` (whose tree is forgotten): from a book position or a random
+        opening for a share, else from the start."""
         s, opening = self.settings, self.settings.random_opening
         state, one_sided_plies, random_side = self.initial.copy(), 0, -1
-        if self.rng.random() < opening.fraction:
+        # no draw where the book is off: seeded runs of the presets keep their games
+        if self.book is not None and self.rng.random() < s.book.fraction:
+            state = self.book[self.rng.integers(len(self.book))].copy()
+        elif self.rng.random() < opening.fraction:
             plies = int(self.rng.integers(opening.max_plies + 1))
             # no draw where the option is off: seeded runs of the presets keep their games
             if opening.one_sided > 0 and self.rng.random() < opening.one_sided:
@@ -289,12 +296,15 @@ class SelfPlayWorker:
         self.game = game
         self.search_config = search
         self.settings = settings
+        self.book = load_book(settings.book.path, game) if settings.book.fraction > 0 else None
 
     def play(self, evaluate: Evaluator, num_games: int, rng: np.random.Generator) -> SelfPlayData:
         """Plays ``num_games`` games to the end and returns their training positions."""
         start_time = time.perf_counter()
         timed = _TimedEvaluate(evaluate)
-        games = _SelfPlayRound(self.game, self.search_config, self.settings, num_games, rng)
+        games = _SelfPlayRound(
+            self.game, self.search_config, self.settings, num_games, rng, self.book
+        )
         while games.live:
             games.step(timed)
         stats = games.stats

@@ -24,6 +24,7 @@ from ultimate_rl.nn.config import ModelConfig, ModelConfigError
 from ultimate_rl.nn.device import PRECISIONS, resolve_device, training_precision
 from ultimate_rl.nn.losses import AUX_LOSSES, LOSSES, losses_for
 from ultimate_rl.search import SearchConfig, SearchError
+from ultimate_rl.selfplay.book import BookError, load_book
 from ultimate_rl.selfplay.schema import RaySettings, SelfPlaySettings
 from ultimate_rl.train.schema import (
     SECTIONS,
@@ -259,6 +260,11 @@ def _check_combinations(run: RunConfig) -> None:
     if train.stop_when_perfect and run.eval.every <= 0:
         raise ConfigError("train.stop_when_perfect needs evaluations: set eval.every > 0")
     selfplay = run.selfplay
+    if selfplay.book.fraction > 0:
+        try:
+            load_book(selfplay.book.path, game)
+        except BookError as err:
+            raise ConfigError(str(err)) from None
     if selfplay.backend == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError('selfplay.backend=ray needs Ray: pip install -e ".[ray]"')
     if selfplay.backend == "ray" and selfplay.actor_device != "cpu" and run.ray.num_gpus <= 0:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests"))  # the test's checkpoint loading, not a copy
@@ -33,14 +36,10 @@ def value_after(game, child, side: int) -> int:
     return 0 if winner is None else (1 if winner == side else -1)
 
 
-def main(run_dir: Path, side: int) -> None:
-    game = load_checkpoint(run_dir / CHECKPOINT).make_game()
-    policy = RawPolicy(run_dir, game)
+def walk(game, policy, side: int) -> Iterator[tuple[np.ndarray, int, int]]:
+    """Each position the raw ``policy`` meets as ``side`` against every opponent reply, with
+    the solver's value for ``side`` before its move and after it."""
     seen: set[bytes] = set()
-    met = mistakes = 0
-    floor = required(game, side)
-    at_stake: Counter[int] = Counter()  # per ply: positions where a line can still be held
-    lost: Counter[int] = Counter()  # ... and where the move loses it
     stack = [game.initial_state()]
     while stack:
         state = stack.pop()
@@ -53,12 +52,22 @@ def main(run_dir: Path, side: int) -> None:
             kernels.apply(child, int(action))
             stack.append(child)
         if state[layout.PLAYER] == side:
-            met += 1
-            before, after = solve(game, state)[0], value_after(game, stack[-1], side)
-            mistakes += after < before
-            ply = int(state[layout.MOVES])
-            at_stake[ply] += floor <= before
-            lost[ply] += after < floor <= before
+            yield state, solve(game, state)[0], value_after(game, stack[-1], side)
+
+
+def main(run_dir: Path, side: int) -> None:
+    game = load_checkpoint(run_dir / CHECKPOINT).make_game()
+    policy = RawPolicy(run_dir, game)
+    met = mistakes = 0
+    floor = required(game, side)
+    at_stake: Counter[int] = Counter()  # per ply: positions where a line can still be held
+    lost: Counter[int] = Counter()  # ... and where the move loses it
+    for state, before, after in walk(game, policy, side):
+        met += 1
+        mistakes += after < before
+        ply = int(state[layout.MOVES])
+        at_stake[ply] += floor <= before
+        lost[ply] += after < floor <= before
     name = ("first", "second")[side]
     print(
         f"{run_dir} as {name}: {met} positions, {mistakes} value-losing moves, "
