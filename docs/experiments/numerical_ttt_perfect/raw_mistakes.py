@@ -5,7 +5,9 @@ lose a line under the every-line rule (``every_line.required``: below the game's
 side that wins or draws, below a draw for a side the game loses, whose opponent's mistake saved
 it). The game is the run's (its checkpoint's): numerical tic-tac-toe, or tic-tac-toe 3x3 / 4x4.
 
-    python docs/experiments/numerical_ttt_perfect/raw_mistakes.py RUN_DIR [SIDE]
+    python docs/experiments/numerical_ttt_perfect/raw_mistakes.py RUN_DIR [SIDE [BOOK.npy]]
+
+With ``BOOK.npy`` (``walk_book.py``) it judges the moves at the book's positions, not the walk's.
 """
 
 from __future__ import annotations
@@ -55,14 +57,26 @@ def walk(game, policy, side: int) -> Iterator[tuple[np.ndarray, int, int]]:
             yield state, solve(game, state)[0], value_after(game, stack[-1], side)
 
 
-def main(run_dir: Path, side: int) -> None:
+def on_book(game, policy, side: int, book: np.ndarray) -> Iterator[tuple[np.ndarray, int, int]]:
+    """As ``walk``, at the positions of a book (``walk_book.py``) instead."""
+    for state in book:
+        child = state.copy()
+        kernels.apply(child, int(policy(state)))
+        yield state, solve(game, state)[0], value_after(game, child, side)
+
+
+def main(run_dir: Path, side: int, book: Path | None = None) -> None:
     game = load_checkpoint(run_dir / CHECKPOINT).make_game()
     policy = RawPolicy(run_dir, game)
+    if book is None:
+        judged = walk(game, policy, side)
+    else:
+        judged = on_book(game, policy, side, np.load(book))
     met = mistakes = 0
     floor = required(game, side)
     at_stake: Counter[int] = Counter()  # per ply: positions where a line can still be held
     lost: Counter[int] = Counter()  # ... and where the move loses it
-    for state, before, after in walk(game, policy, side):
+    for state, before, after in judged:
         met += 1
         mistakes += after < before
         ply = int(state[layout.MOVES])
@@ -78,4 +92,5 @@ def main(run_dir: Path, side: int) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0)
+    book = Path(sys.argv[3]) if len(sys.argv) > 3 else None
+    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0, book)
