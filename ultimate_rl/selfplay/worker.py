@@ -146,9 +146,9 @@ class _LiveGame:
     would_resign: int = -1  # in a game that plays on: the player who would have resigned
     opening_plies: int = 0  # moves of a one-sided opening still to play (not recorded)
     random_side: int = -1  # ... the player whose moves in it are random
-    # per recorded move: position, policy target, full search, root value, value target (NaN:
-    # the game's result)
-    history: list[tuple[np.ndarray, np.ndarray, bool, float, float]] = field(default_factory=list)
+    # per recorded move: position, policy target, full search, root value, whether the root
+    # value is also its value target (else the game's result is)
+    history: list[tuple[np.ndarray, np.ndarray, bool, float, bool]] = field(default_factory=list)
 
 
 class _SelfPlayRound:
@@ -213,17 +213,15 @@ class _SelfPlayRound:
         for i in range(len(states) - 1, -1, -1):
             game = self.live[i]
             root_value, action = float(out.root_value[i]), int(out.action[i])
-            searched = game.opening_plies == 0 or int(game.state[layout.PLAYER]) != game.random_side
-            opening = self._opening_move(game, action) if game.opening_plies > 0 else None
-            if opening is None:
+            in_opening = game.opening_plies > 0
+            searched = not in_opening or int(game.state[layout.PLAYER]) != game.random_side
+            opening = self._opening_move(game, action) if in_opening else None
+            if opening is None or (searched and s.random_opening.record_searching_side):
+                valued_by_search = opening is not None
                 game.history.append(
-                    (game.state.copy(), out.policy_target[i], full, root_value, np.nan)
+                    (game.state.copy(), out.policy_target[i], full, root_value, valued_by_search)
                 )
-            else:
-                if searched and s.random_opening.record_searching_side:
-                    game.history.append(
-                        (game.state.copy(), out.policy_target[i], full, root_value, root_value)
-                    )
+            if opening is not None:
                 action = opening
             result = self._play_move(game, root_value, action, may_resign=opening is None)
             if result is not None:
@@ -321,7 +319,7 @@ class SelfPlayWorker:
 
 
 def _game_data(
-    history: list[tuple[np.ndarray, np.ndarray, bool, float, float]],
+    history: list[tuple[np.ndarray, np.ndarray, bool, float, bool]],
     first_player_result: float,
     final_ownership: np.ndarray,
 ) -> SelfPlayData:
@@ -332,9 +330,9 @@ def _game_data(
     policies = np.stack([move[1] for move in history])
     full = np.array([move[2] for move in history])
     root_values = np.array([move[3] for move in history])
-    fixed_values = np.array([move[4] for move in history])
+    valued_by_search = np.array([move[4] for move in history])
     results = first_player_result * (1.0 - 2.0 * states[:, layout.PLAYER])
-    values = np.where(np.isnan(fixed_values), results, fixed_values)
+    values = np.where(valued_by_search, root_values, results)
     replies = np.zeros_like(policies)
     replies[:-1] = np.where(full[1:, None], policies[1:], 0.0)
     ownership = movers_view(final_ownership, states[:, layout.PLAYER])
