@@ -54,10 +54,11 @@ def inputs(planes: torch.Tensor, kind: str) -> torch.Tensor:
     """The network's input: the planes flattened, with the extra features of ``kind``."""
     where = planes[:, :9].reshape(len(planes), 9, 9)  # [position, number - 1, cell]
     value = (where * torch.arange(1, 10).float()[None, :, None]).sum(1)  # [position, cell]
-    extra = {"plain": [], "magnitude": [value / 9]}.get(kind)
-    if extra is None:
+    if kind not in ("plain", "magnitude", "sums"):
+        raise SystemExit(f"unknown INPUTS {kind!r}: plain, magnitude or sums")
+    extra = [] if kind == "plain" else [value / 9]
+    if kind == "sums":
         filled = where.sum(1)
-        extra = [value / 9]
         for line in LINES:
             extra += [value[:, line].sum(1, keepdim=True) / 15]
             extra += [filled[:, line].sum(1, keepdim=True) / 3]
