@@ -4,17 +4,22 @@ Self-play reaches the positions its own search leads to; a book adds those it mu
 seldom meets: a tournament's openings, or the positions of an every-line walk where the network
 must hold its value (``docs/experiments/numerical_ttt_perfect/walk_book.py`` writes them). The
 file is ``numpy.save`` of an int32 array ``[N, STATE_LEN]`` of the game's raw states (made with
-``game.initial_state`` and ``game.apply``), none of them finished.
+``game.initial_state`` and ``game.apply``), none of them finished. A run that grows its book
+(``selfplay.book.walk``) rewrites its file as it grows; ``BookFile`` reads the new one.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 
 from ultimate_rl.games import Game, layout
 from ultimate_rl.games.errors import InvalidStateError
+
+EMPTY_BOOK = np.zeros((0, layout.STATE_LEN), dtype=layout.STATE_DTYPE)
+"""A run's own book before its first walk (``selfplay.book.walk`` with no starting file)."""
 
 
 class BookError(ValueError):
@@ -47,3 +52,41 @@ def load_book(path: str | Path, game: Game) -> np.ndarray:
         if game.is_terminal(state):
             raise BookError(f"{where}: row {row} is a finished game; a book holds games to play")
     return states
+
+
+class BookFile:
+    """The book at ``path`` as it is now: read again when the file changes (a growing book only
+    grows, so its size tells); ``may_be_absent`` (a run's own book before its first walk) reads
+    a missing file as no book."""
+
+    def __init__(self, path: str | Path, game: Game, may_be_absent: bool = False) -> None:
+        self.path, self.game, self.may_be_absent = Path(path), game, may_be_absent
+        self.read_as: tuple[int, int] | None = None
+        self.states: np.ndarray | None = None
+
+    def current(self) -> np.ndarray | None:
+        """The book's states, or ``None`` where it may be absent and is."""
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            if not self.may_be_absent:
+                return load_book(self.path, self.game)  # the error that names the fix
+            self.read_as, self.states = None, None
+            return None
+        if (stat.st_size, stat.st_mtime_ns) != self.read_as:
+            self.states = load_book(self.path, self.game)
+            self.read_as = (stat.st_size, stat.st_mtime_ns)
+        return self.states
+
+
+def save_book(path: str | Path, states: np.ndarray) -> None:
+    """Writes ``states`` as a book file, atomically (readers see the old book or the new one);
+    an empty book removes the file."""
+    path = Path(path)
+    if len(states) == 0:
+        path.unlink(missing_ok=True)
+        return
+    temp = path.with_name(f".{path.name}.tmp")
+    with open(temp, "wb") as file:
+        np.save(file, states)
+    os.replace(temp, path)

@@ -87,12 +87,18 @@ class BookSettings:
     fraction: float = 0.0
     """Share of games that start at one of the book's positions, drawn uniformly (no random
     opening then): positions self-play must learn but seldom reaches by itself."""
+    walk: bool = False
+    """Solved games: the run grows its own book. Each evaluation adds the positions the raw
+    policy meets on the every-line walk (``train/walk_book.py``) where its value is at stake;
+    ``path``, if set, is the book it starts from. The checkpoint keeps the book, and actors
+    read it from the run folder's ``book.npy`` (Ray actors elsewhere need that folder too)."""
 
     def __post_init__(self) -> None:
         _check_fraction("book.fraction", self.fraction)
-        if self.fraction > 0 and not self.path:
+        if self.fraction > 0 and not self.path and not self.walk:
             raise ValueError(
-                "selfplay.book.fraction > 0 needs selfplay.book.path: the file of positions"
+                "selfplay.book.fraction > 0 needs selfplay.book.path (the file of positions) "
+                "or selfplay.book.walk=true (a book the run grows)"
             )
 
 

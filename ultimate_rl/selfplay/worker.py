@@ -28,7 +28,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.ownership import movers_view
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
-from ultimate_rl.selfplay.book import load_book
+from ultimate_rl.selfplay.book import BookFile
 
 # the settings were declared here before selfplay/schema.py: their old import path still works
 from ultimate_rl.selfplay.schema import PlayoutCapSettings as PlayoutCapSettings
@@ -294,14 +294,20 @@ class SelfPlayWorker:
         self.game = game
         self.search_config = search
         self.settings = settings
-        self.book = load_book(settings.book.path, game) if settings.book.fraction > 0 else None
+        book = settings.book
+        self.book = BookFile(book.path, game, book.walk) if book.fraction > 0 else None
 
     def play(self, evaluate: Evaluator, num_games: int, rng: np.random.Generator) -> SelfPlayData:
         """Plays ``num_games`` games to the end and returns their training positions."""
         start_time = time.perf_counter()
         timed = _TimedEvaluate(evaluate)
         games = _SelfPlayRound(
-            self.game, self.search_config, self.settings, num_games, rng, self.book
+            self.game,
+            self.search_config,
+            self.settings,
+            num_games,
+            rng,
+            self.book.current() if self.book else None,
         )
         while games.live:
             games.step(timed)

@@ -260,11 +260,19 @@ def _check_combinations(run: RunConfig) -> None:
     if train.stop_when_perfect and run.eval.every <= 0:
         raise ConfigError("train.stop_when_perfect needs evaluations: set eval.every > 0")
     selfplay = run.selfplay
-    if selfplay.book.fraction > 0:
+    book = selfplay.book
+    if book.path and (book.fraction > 0 or book.walk):
         try:
-            load_book(selfplay.book.path, game)
+            load_book(book.path, game)
         except BookError as err:
             raise ConfigError(str(err)) from None
+    if book.walk and not (is_solvable(game) and book.fraction > 0 and run.eval.every > 0):
+        raise ConfigError(
+            "selfplay.book.walk=true grows the book at each evaluation from the every-line walk "
+            f"of an exactly solved game (numerical_ttt, tictactoe), for a share of the games: "
+            f"it needs such a game (this is {game.name!r}), selfplay.book.fraction > 0 (it is "
+            f"{book.fraction}) and eval.every > 0 (it is {run.eval.every})"
+        )
     if selfplay.backend == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError('selfplay.backend=ray needs Ray: pip install -e ".[ray]"')
     if selfplay.backend == "ray" and selfplay.actor_device != "cpu" and run.ray.num_gpus <= 0:

@@ -76,6 +76,7 @@ def worst_line(
     side: int,
     max_positions: int = MAX_POSITIONS,
     start: np.ndarray | None = None,
+    met: list[tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> int | None:
     """The worst result (+1/0/-1, ``side``'s view) of a player making any move of ``choices``
     over every line of the opponent's legal moves from ``start`` (the initial position) that
@@ -86,7 +87,8 @@ def worst_line(
     (numerical tic-tac-toe's second player) is judged on the lines where the opponent's mistake
     left it a draw or a win: it must not lose those. A position reached both by such a line and by
     one still lost is walked once, as reached by both (its flag is the OR of its paths'), which
-    keeps the verdict of a walk line by line (``tests/test_every_line.py``).
+    keeps the verdict of a walk line by line (``tests/test_every_line.py``). ``met``, if given,
+    receives each position where ``side`` moves, with the moves ``choices`` made there.
     """
     start = game.initial_state() if start is None else game.check_state(start)
     frontier = {start.tobytes(): (start, _not_lost(game, start, side))}
@@ -104,6 +106,8 @@ def worst_line(
                 (mine if state[layout.PLAYER] == side else theirs).append((state, held))
         states = [state for state, _ in mine]
         moves = [*(choices(np.stack(states)) if states else [])]
+        if met is not None:
+            met.extend(zip(states, moves, strict=True))
         moves += [game.legal_actions(state) for state, _ in theirs]
         for (state, held), options in zip([*mine, *theirs], moves, strict=True):
             for action in options:

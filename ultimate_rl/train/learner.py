@@ -31,6 +31,7 @@ from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.weights import load_network_weights
 from ultimate_rl.runtime.faults import failpoint
+from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData
@@ -167,6 +168,9 @@ class Learner:
         self.optimizer = make_optimizer(self.model, run.optim)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
         self.replay = ReplayBuffer(run.game, run.train.replay_window, targets)
+        # selfplay.book.walk: the book the run grows (train/walk_book.py), from the file if given
+        book = run.selfplay.book
+        self.book = load_book(book.path, run.game) if book.walk and book.path else EMPTY_BOOK
         # optim.ema_decay: self-play, evaluation and snapshots take the average; the model trains
         self.network = copy.deepcopy(self.model).eval() if run.optim.ema_decay > 0 else self.model
         # gating: self-play keeps its own copy (the incumbent) until a new network beats it
@@ -320,6 +324,7 @@ class Learner:
             "model": self.network.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "replay": self.replay.state_dict(),
+            "book": torch.from_numpy(self.book),
             **self.counters(),
         }
         if self.network is not self.model:
@@ -370,6 +375,8 @@ class Learner:
         if state["optimizer"] is not None:
             self.optimizer.load_state_dict(state["optimizer"])
         self.replay.load_state_dict(state["replay"])
+        if "book" in state:  # runs saved before selfplay.book.walk lack it
+            self.book = state["book"].numpy().astype(EMPTY_BOOK.dtype)
         self.rng.bit_generator.state = state["rng"]["numpy"]
         torch.set_rng_state(state["rng"]["torch"])
         self.progress = Progress(**state["progress"])

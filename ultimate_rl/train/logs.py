@@ -249,7 +249,8 @@ def status_line(progress: Progress, iterations: int, record: IterationRecord) ->
         parts.append(f"loss {record.losses['loss/total']:.3f} ({each})")
     report, gate = record.report, record.gate
     if report:
-        scores = [f"{k} {v['score']:.2f}" for k, v in report.items() if isinstance(v, dict)]
+        matches = {k: v for k, v in report.items() if isinstance(v, dict) and "score" in v}
+        scores = [f"{k} {v['score']:.2f}" for k, v in matches.items()]
         if "optimal_rate" in report:
             scores.append(f"optimal {report['optimal_rate']:.3f}")
         if "elo" in report:
@@ -257,6 +258,12 @@ def status_line(progress: Progress, iterations: int, record: IterationRecord) ->
                 f"elo {report['elo']:.0f} [{report['elo_ci_low']:.0f}, {report['elo_ci_high']:.0f}]"
             )
         parts.append("eval " + " ".join(scores) + (" PERFECT" if progress.perfect else ""))
+        if "book" in report:  # selfplay.book.walk: the raw policy's lines lost on the walk
+            walk, book = report["walk"], report["book"]
+            parts.append(
+                f"lost lines {walk['lost_lines_first']}/{walk['lost_lines_second']} "
+                f"book {book['size']} (+{book['added']})"
+            )
     if gate:
         verdict = (
             "accepted"
