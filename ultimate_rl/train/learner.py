@@ -31,7 +31,6 @@ from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.weights import load_network_weights
 from ultimate_rl.runtime.faults import failpoint
-from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData
@@ -52,6 +51,7 @@ class Progress:
     last_eval: dict[str, Any] = field(default_factory=dict)
     selfplay_iteration: int = 0  # gating: the iteration whose network plays self-play
     warm_start_positions: int = 0  # UCT-labelled positions learned before self-play
+    book_rows: int = 0  # selfplay.book.walk: the run's book.npy up to here (train/walk_book.py)
 
 
 def make_optimizer(model: PolicyValueNet, optim: OptimSection) -> torch.optim.Optimizer:
@@ -168,9 +168,6 @@ class Learner:
         self.optimizer = make_optimizer(self.model, run.optim)
         self.scaler = torch.amp.GradScaler(device.type, enabled=self.precision == torch.float16)
         self.replay = ReplayBuffer(run.game, run.train.replay_window, targets)
-        # selfplay.book.walk: the book the run grows (train/walk_book.py), from the file if given
-        book = run.selfplay.book
-        self.book = load_book(book.path, run.game) if book.walk and book.path else EMPTY_BOOK
         # optim.ema_decay: self-play, evaluation and snapshots take the average; the model trains
         self.network = copy.deepcopy(self.model).eval() if run.optim.ema_decay > 0 else self.model
         # gating: self-play keeps its own copy (the incumbent) until a new network beats it
@@ -324,7 +321,6 @@ class Learner:
             "model": self.network.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "replay": self.replay.state_dict(),
-            "book": torch.from_numpy(self.book),
             **self.counters(),
         }
         if self.network is not self.model:
@@ -375,8 +371,6 @@ class Learner:
         if state["optimizer"] is not None:
             self.optimizer.load_state_dict(state["optimizer"])
         self.replay.load_state_dict(state["replay"])
-        if "book" in state:  # runs saved before selfplay.book.walk lack it
-            self.book = state["book"].numpy().astype(EMPTY_BOOK.dtype)
         self.rng.bit_generator.state = state["rng"]["numpy"]
         torch.set_rng_state(state["rng"]["torch"])
         self.progress = Progress(**state["progress"])

@@ -45,7 +45,6 @@ from ultimate_rl.games import is_solvable
 from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
 from ultimate_rl.nn.evaluator import float32_path
 from ultimate_rl.search import Evaluator
-from ultimate_rl.selfplay.book import save_book
 from ultimate_rl.selfplay.parallel import SelfPlayPool
 from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.train.checkpoints import RunCheckpoints
@@ -56,11 +55,11 @@ from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, RunLog
 from ultimate_rl.train.run import RunFolderLock
 from ultimate_rl.train.selfplay import make_selfplay
-from ultimate_rl.train.walk_book import grow_book
+from ultimate_rl.train.walk_book import RunBook
 from ultimate_rl.train.warm_start import warm_start, warm_start_due
 
 BOOK = "book.npy"
-"""The run's own self-play book (``selfplay.book.walk``); the checkpoint keeps it too."""
+"""The run's own self-play book (``selfplay.book.walk``; its length is in the checkpoint)."""
 
 RatingHook = Callable[[Path, int], dict[str, float]]
 """Rates a model snapshot (path, optimiser step) and returns flat figures such as ``elo``."""
@@ -124,10 +123,10 @@ def train_in_folder(
     game_spec = {"name": run.game.name, "options": run.game_options}
     streaming = run.train.mode == "async"
     selfplay_path, selfplay_settings = choose_selfplay_path(run, learner, device)
-    book_file = (run_dir / BOOK).resolve() if run.selfplay.book.walk else None
-    if book_file is not None:  # the run's own book: actors read the file its walks rewrite
-        save_book(book_file, learner.book)
-        book = replace(selfplay_settings.book, path=str(book_file))
+    run_book = None
+    if run.selfplay.book.walk:  # the run's own book: actors read the file its walks rewrite
+        run_book = RunBook((run_dir / BOOK).resolve(), run.game, run.selfplay.book.path, learner)
+        book = replace(selfplay_settings.book, path=str(run_book.path))
         selfplay_settings = replace(selfplay_settings, book=book)
     pool = SelfPlayPool(
         game_spec, learner.selfplay_model, run.search, selfplay_settings, device, run.ray, streaming
@@ -137,7 +136,7 @@ def train_in_folder(
     network = learner.network
     evaluate = make_evaluator(network, device, backend=float32_path(device), precision="fp32")
     gating = Gating(run, learner, evaluate, device) if run.eval.gating.enabled else None
-    evaluation = PeriodicEvaluation(run, evaluate, rating_hook, checkpoints.snapshot, book_file)
+    evaluation = PeriodicEvaluation(run, evaluate, rating_hook, checkpoints.snapshot, run_book)
     progress = learner.progress
     log = RunLog(run_dir, run, progress, evaluate, selfplay_path)
     log.inference()
@@ -231,7 +230,7 @@ class Gating:
 class PeriodicEvaluation:
     """Step 5: matches against the baselines every ``eval.every`` iterations (solved games: the
     optimal-move rate and the perfect-play verdict too, and with ``selfplay.book.walk`` the
-    walk that grows the book, written to ``book_file``), Elo every ``eval.elo_every``."""
+    walk that grows the run's book), Elo every ``eval.elo_every``."""
 
     def __init__(
         self,
@@ -239,9 +238,9 @@ class PeriodicEvaluation:
         evaluate: Evaluator,
         rating_hook: RatingHook | None,
         snapshot: Callable[[Learner], Path],
-        book_file: Path | None = None,
+        run_book: RunBook | None = None,
     ) -> None:
-        self.run, self.evaluate, self.book_file = run, evaluate, book_file
+        self.run, self.evaluate, self.run_book = run, evaluate, run_book
         self.rating_hook, self.snapshot = rating_hook, snapshot
         self.solved = is_solvable(run.game)
         wanted = run.eval.optimal_positions  # where the game's solver can value positions
@@ -260,10 +259,8 @@ class PeriodicEvaluation:
             progress.perfect = self.solved and judge_perfect(
                 run.game, self.evaluate, report, run.eval
             )
-            if self.book_file is not None:  # selfplay.book.walk: the walk's positions join
-                learner.book, found = grow_book(learner.book, run.game, self.evaluate)
-                report.update(found)
-                save_book(self.book_file, learner.book)
+            if self.run_book is not None:  # selfplay.book.walk: the walk's positions join
+                report.update(self.run_book.grow(self.evaluate))
         if self.rating_hook and due(progress.iteration, run.eval.elo_every):
             rating = self.rating_hook(self.snapshot(learner), progress.step)
             report = {**(report or {}), **rating}

@@ -9,18 +9,26 @@ meets there with its value at stake (the solver's value for it at least ``requir
 book that a share of self-play games start from (``selfplay.book.fraction``). The solver only
 picks positions; their targets stay self-play's. As the network changes its moves the walk
 moves, so the book keeps every walk's positions (their union).
+
+The book is ``RUN/book.npy`` (actors read it as it changes: ``selfplay.book.BookFile``). It only
+grows, a walk's new positions appended at its end, so a checkpoint needs only its length
+(``Progress.book_rows``): a resumed run cuts the file back to that and goes on as if never
+stopped, with no copy of a book of a million positions in every checkpoint.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from ultimate_rl.games import Game, kernels, solve
 from ultimate_rl.search import Evaluator
-from ultimate_rl.selfplay.book import EMPTY_BOOK
+from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, save_book
 from ultimate_rl.train.every_line import SIDES, budget_player, required, worst_line
+from ultimate_rl.train.learner import Learner
 
 
 def walk_at_stake(game: Game, evaluate: Evaluator, side: int) -> tuple[np.ndarray, int]:
@@ -45,9 +53,9 @@ def _value_after(game: Game, state: np.ndarray, action: int) -> int:
 
 
 def grow_book(book: np.ndarray, game: Game, evaluate: Evaluator) -> tuple[np.ndarray, dict]:
-    """``book`` with both sides' walk positions added (sorted, each once), and the figures for
-    the evaluation's report: per side the positions at stake and the moves that lost a line
-    there, and the book's size and growth."""
+    """``book`` (each position once) with the positions of both sides' walks it lacks appended,
+    in the walks' order, and the figures for the evaluation's report: per side the positions at
+    stake and the moves there that lost a line, and the book's size and growth."""
     found: dict[str, Any] = {"walk": {}}
     parts = [book]
     for side, name in enumerate(SIDES):
@@ -55,6 +63,39 @@ def grow_book(book: np.ndarray, game: Game, evaluate: Evaluator) -> tuple[np.nda
         parts.append(states)
         found["walk"][f"at_stake_{name}"] = len(states)
         found["walk"][f"lost_lines_{name}"] = lost
-    grown = np.unique(np.concatenate(parts), axis=0)
+    every = np.concatenate(parts)
+    first = np.unique(every, axis=0, return_index=True)[1]  # a book row is its own first
+    grown = np.concatenate([book, every[np.sort(first[first >= len(book)])]])
     found["book"] = {"size": len(grown), "added": len(grown) - len(book)}
     return grown, found
+
+
+class RunBook:
+    """A run's own book (module doc): ``path``, kept as long as ``learner.progress.book_rows``
+    says. A new run starts from the file ``start`` (``selfplay.book.path``) or from none."""
+
+    def __init__(self, path: Path, game: Game, start: str, learner: Learner) -> None:
+        self.path, self.game, self.learner = path, game, learner
+        self.states = self._restore(start)
+        save_book(path, self.states)
+
+    def _restore(self, start: str) -> np.ndarray:
+        rows = self.learner.progress.book_rows
+        if rows:
+            kept = load_book(self.path, self.game) if self.path.exists() else EMPTY_BOOK
+            if len(kept) >= rows:
+                return kept[:rows]
+            tqdm.write(
+                f"{self.path} holds {len(kept)} of the {rows} positions the checkpoint's book "
+                "had: the book starts again, and the next evaluations' walks refill it"
+            )
+        states = load_book(start, self.game) if start else EMPTY_BOOK
+        self.learner.progress.book_rows = len(states)
+        return states
+
+    def grow(self, evaluate: Evaluator) -> dict[str, Any]:
+        """Walks, appends and rewrites the file; the figures for the evaluation's report."""
+        self.states, found = grow_book(self.states, self.game, evaluate)
+        save_book(self.path, self.states)
+        self.learner.progress.book_rows = len(self.states)
+        return found

@@ -1,0 +1,159 @@
+"""``selfplay.book.walk``: a run grows its self-play book from its raw policy's every-line walk.
+
+The walk's positions and lost lines match a plain line-by-line walk of the same policy; the
+book only grows; actors read the file as it changes; the checkpoint keeps the book and a resumed
+run writes it back; a config that cannot walk is named.
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import tiny_run_overrides
+
+from ultimate_rl.games import layout, make, solve
+from ultimate_rl.nn import load_checkpoint
+from ultimate_rl.search import SearchConfig
+from ultimate_rl.selfplay.book import BookError, BookFile, save_book
+from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
+from ultimate_rl.selfplay.worker import SelfPlayWorker
+from ultimate_rl.train import ConfigError, check_config, train
+from ultimate_rl.train.checkpoints import CHECKPOINT
+from ultimate_rl.train.every_line import required
+from ultimate_rl.train.loop import BOOK
+from ultimate_rl.train.run import compose_train_config
+from ultimate_rl.train.walk_book import grow_book, walk_at_stake
+
+
+def scrambled(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed, arbitrary network: each position's logits drawn from a hash of its planes."""
+    logits = np.stack(
+        [np.random.default_rng(zlib.crc32(p.tobytes())).normal(size=masks.shape[1]) for p in planes]
+    ).astype(np.float32)
+    return logits, np.zeros(len(planes), np.float32)
+
+
+def plain_walk(game, side: int) -> tuple[set[bytes], int]:
+    """Every position ``scrambled``'s best legal move meets as ``side`` against every reply,
+    one line at a time: those at stake (the solver's value at least ``required``) and the moves
+    there that fall below it."""
+    floor, seen, at_stake, lost = required(game, side), set(), set(), 0
+    stack = [game.initial_state()]
+    while stack:
+        state = stack.pop()
+        if state.tobytes() in seen or game.is_terminal(state):
+            continue
+        seen.add(state.tobytes())
+        moves = game.legal_actions(state)
+        if state[layout.PLAYER] == side:
+            mask = game.legal_mask(state)
+            logits, _ = scrambled(game.encode(state)[None], mask[None])
+            moves = [int(np.flatnonzero(mask)[np.argmax(logits[0][mask])])]
+            if solve(game, state)[0] >= floor:
+                at_stake.add(state.tobytes())
+                lost += -solve(game, game.apply(state, moves[0]))[0] < floor
+        stack.extend(game.apply(state, int(move)) for move in moves)
+    return at_stake, lost
+
+
+@pytest.mark.parametrize(
+    ("name", "side"),
+    [
+        ("tictactoe", 0),
+        ("tictactoe", 1),
+        ("numerical_ttt", 0),  # a winning side must keep the win: the floor is +1
+        pytest.param("numerical_ttt", 1, marks=pytest.mark.slow),  # ~40,000 positions
+    ],
+)
+def test_the_walk_finds_the_positions_at_stake_of_a_plain_walk(name: str, side: int):
+    game = make(name)
+    states, lost = walk_at_stake(game, scrambled, side)
+    at_stake, plain_lost = plain_walk(game, side)
+    assert {s.tobytes() for s in states} == at_stake and len(states) == len(at_stake) > 0
+    assert lost == plain_lost > 0  # an arbitrary network loses lines on either side
+
+
+def test_the_book_keeps_every_walk():
+    game = make("tictactoe")
+    elsewhere = np.stack([game.apply_sequence([0, 4, 8, 2])])  # X's 0 and 8 are not scrambled's
+    grown, found = grow_book(elsewhere, game, scrambled)
+    walked = {s.tobytes() for side in (0, 1) for s in walk_at_stake(game, scrambled, side)[0]}
+    assert {s.tobytes() for s in grown} == walked | {elsewhere[0].tobytes()}
+    assert len({s.tobytes() for s in grown}) == len(grown)  # each position once
+    assert found["book"] == {"size": len(grown), "added": len(grown) - 1}
+    assert found["walk"]["at_stake_first"] + found["walk"]["at_stake_second"] == len(walked)
+    again, found = grow_book(grown, game, scrambled)
+    assert np.array_equal(again, grown) and found["book"]["added"] == 0
+
+
+def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros(masks.shape, np.float32), np.zeros(len(masks), np.float32)
+
+
+def test_actors_read_the_book_as_it_grows(tmp_path: Path):
+    game = make("tictactoe")
+    path = tmp_path / "book.npy"
+    settings = SelfPlaySettings(
+        parallel_games=4, games_per_iteration=8, book=BookSettings(str(path), 1.0, walk=True)
+    )
+    worker = SelfPlayWorker(game, SearchConfig(num_simulations=4), settings)
+    rng = np.random.default_rng(0)
+    before = worker.play(uniform, 8, rng)  # no walk yet: every game from the start
+    assert sum(np.array_equal(s, game.initial_state()) for s in before.states) == 8
+    for book in (
+        [game.apply_sequence([4, 0])],
+        [game.apply_sequence([4, 0]), game.apply_sequence([8])],
+    ):
+        save_book(path, np.stack(book))
+        data = worker.play(uniform, 8, rng)
+        firsts = {s.tobytes() for s in data.states if any(np.array_equal(s, b) for b in book)}
+        assert firsts == {b.tobytes() for b in book}  # the new book's positions, all of them
+        assert not any(np.array_equal(s, game.initial_state()) for s in data.states)
+
+
+def test_a_users_book_that_vanishes_is_named(tmp_path: Path):
+    game = make("tictactoe")
+    path = tmp_path / "book.npy"
+    save_book(path, np.stack([game.apply_sequence([4])]))
+    book = BookFile(path, game)
+    assert len(book.current()) == 1
+    save_book(path, np.zeros((0, len(game.initial_state())), np.int32))  # empty: removed
+    assert not path.exists()
+    with pytest.raises(BookError, match="no such file"):
+        book.current()
+    assert BookFile(path, game, may_be_absent=True).current() is None
+
+
+def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_path: Path):
+    walk = ["selfplay.book.walk=true", "selfplay.book.fraction=0.5", "eval.every=1"]
+    overrides = tiny_run_overrides(*walk, "eval.opponents=[random]")
+    train(compose_train_config([*overrides, "train.iterations=2"]), tmp_path)
+    book = np.load(tmp_path / BOOK)
+    progress = load_checkpoint(tmp_path / CHECKPOINT).extra["progress"]
+    assert len(book) > 0 and progress["book_rows"] == len(book)
+    report = (tmp_path / "evaluations" / "iter_00002.json").read_text()
+    assert f'"size": {len(book)}' in report and "lost_lines_second" in report
+    # as if an evaluation had grown the file after the last checkpoint: the resume cuts it
+    np.save(tmp_path / BOOK, np.concatenate([book, book[:1]]))
+    train(compose_train_config([*overrides, "train.iterations=3"]), tmp_path)
+    grown = np.load(tmp_path / BOOK)
+    assert np.array_equal(grown[: len(book)], book)  # the old book first, then the new walk's
+    assert len({s.tobytes() for s in grown}) == len(grown)
+
+
+def test_a_config_that_cannot_walk_is_named(tmp_path: Path):
+    cases = {
+        "game=uttt": "this is 'uttt'",
+        "selfplay.book.fraction=0": r"fraction > 0 \(it is 0.0\)",
+        "eval.every=0": r"eval.every > 0 \(it is 0\)",
+    }
+    for override, problem in cases.items():
+        base = ["game=tictactoe", "selfplay.book.walk=true", "selfplay.book.fraction=0.5"]
+        overrides = {o.split("=")[0]: o for o in [*base, "model=mlp", override]}
+        if override == "game=uttt":
+            overrides["model"] = "model=resnet_small"
+        with pytest.raises(ConfigError, match=problem):
+            check_config(compose_train_config(list(overrides.values())))
