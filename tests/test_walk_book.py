@@ -7,6 +7,7 @@ run writes it back; a config that cannot walk is named.
 
 from __future__ import annotations
 
+import json
 import zlib
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from helpers import tiny_run_overrides
 from ultimate_rl.games import layout, make, solve
 from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.search import SearchConfig
-from ultimate_rl.selfplay.book import BookError, BookFile, save_book
+from ultimate_rl.selfplay.book import BookError, BookFile, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
 from ultimate_rl.selfplay.worker import SelfPlayWorker
 from ultimate_rl.train import ConfigError, check_config, train
@@ -36,11 +37,11 @@ def scrambled(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.nda
     return logits, np.zeros(len(planes), np.float32)
 
 
-def plain_walk(game, side: int) -> tuple[set[bytes], int]:
+def plain_walk(game, side: int) -> tuple[set[bytes], set[bytes]]:
     """Every position ``scrambled``'s best legal move meets as ``side`` against every reply,
-    one line at a time: those at stake (the solver's value at least ``required``) and the moves
-    there that fall below it."""
-    floor, seen, at_stake, lost = required(game, side), set(), set(), 0
+    one line at a time: those at stake (the solver's value at least ``required``), and those
+    where its move falls below that."""
+    floor, seen, at_stake, lost = required(game, side), set(), set(), set()
     stack = [game.initial_state()]
     while stack:
         state = stack.pop()
@@ -54,7 +55,8 @@ def plain_walk(game, side: int) -> tuple[set[bytes], int]:
             moves = [int(np.flatnonzero(mask)[np.argmax(logits[0][mask])])]
             if solve(game, state)[0] >= floor:
                 at_stake.add(state.tobytes())
-                lost += -solve(game, game.apply(state, moves[0]))[0] < floor
+                if -solve(game, game.apply(state, moves[0]))[0] < floor:
+                    lost.add(state.tobytes())
         stack.extend(game.apply(state, int(move)) for move in moves)
     return at_stake, lost
 
@@ -73,20 +75,26 @@ def test_the_walk_finds_the_positions_at_stake_of_a_plain_walk(name: str, side: 
     states, lost = walk_at_stake(game, scrambled, side)
     at_stake, plain_lost = plain_walk(game, side)
     assert {s.tobytes() for s in states} == at_stake and len(states) == len(at_stake) > 0
-    assert lost == plain_lost > 0  # an arbitrary network loses lines on either side
+    assert {s.tobytes() for s in states[lost]} == plain_lost  # lost lines on either side
+    assert len(plain_lost) > 0
 
 
 def test_the_book_keeps_every_walk():
     game = make("tictactoe")
     elsewhere = np.stack([game.apply_sequence([0, 4, 8, 2])])  # X's 0 and 8 are not scrambled's
-    grown, found = grow_book(elsewhere, game, scrambled)
-    walked = {s.tobytes() for side in (0, 1) for s in walk_at_stake(game, scrambled, side)[0]}
+    grown, lost_rows, found = grow_book(elsewhere, game, scrambled)
+    walks = [walk_at_stake(game, scrambled, side) for side in (0, 1)]
+    walked = {s.tobytes() for states, _ in walks for s in states}
+    lost = {s.tobytes() for states, lost in walks for s in states[lost]}
     assert {s.tobytes() for s in grown} == walked | {elsewhere[0].tobytes()}
+    assert np.array_equal(grown[0], elsewhere[0])  # the book's rows first, then the walks'
+    assert {s.tobytes() for s in grown[lost_rows]} == lost and len(lost_rows) == len(lost)
     assert len({s.tobytes() for s in grown}) == len(grown)  # each position once
     assert found["book"] == {"size": len(grown), "added": len(grown) - 1}
     assert found["walk"]["at_stake_first"] + found["walk"]["at_stake_second"] == len(walked)
-    again, found = grow_book(grown, game, scrambled)
+    again, lost_again, found = grow_book(grown, game, scrambled)
     assert np.array_equal(again, grown) and found["book"]["added"] == 0
+    assert np.array_equal(lost_again, lost_rows)
 
 
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -114,6 +122,21 @@ def test_actors_read_the_book_as_it_grows(tmp_path: Path):
         assert not any(np.array_equal(s, game.initial_state()) for s in data.states)
 
 
+def test_a_share_of_book_games_starts_where_the_walk_lost_a_line(tmp_path: Path):
+    game = make("tictactoe")
+    path = tmp_path / "book.npy"
+    book = BookSettings(str(path), 1.0, walk=True, lost_share=0.5)
+    worker = SelfPlayWorker(
+        game, SearchConfig(num_simulations=4), SelfPlaySettings(parallel_games=8, book=book)
+    )
+    anywhere, lost = game.apply_sequence([4, 0]), game.apply_sequence([0, 4, 8])
+    save_book(path, np.stack([anywhere]))
+    save_book(lost_path(path), np.stack([lost]))
+    data = worker.play(uniform, 64, np.random.default_rng(1))
+    starts = [sum(np.array_equal(s, b) for s in data.states) for b in (anywhere, lost)]
+    assert sum(starts) == 64 and 16 < starts[1] < 48  # about half from the lost positions
+
+
 def test_a_users_book_that_vanishes_is_named(tmp_path: Path):
     game = make("tictactoe")
     path = tmp_path / "book.npy"
@@ -128,7 +151,8 @@ def test_a_users_book_that_vanishes_is_named(tmp_path: Path):
 
 
 def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_path: Path):
-    walk = ["selfplay.book.walk=true", "selfplay.book.fraction=0.5", "eval.every=1"]
+    walk = ["selfplay.book.walk=true", "selfplay.book.fraction=0.5", "selfplay.book.lost_share=0.5"]
+    walk.append("eval.every=1")
     overrides = tiny_run_overrides(*walk, "eval.opponents=[random]")
     train(compose_train_config([*overrides, "train.iterations=2"]), tmp_path)
     book = np.load(tmp_path / BOOK)
@@ -136,6 +160,14 @@ def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_pa
     assert len(book) > 0 and progress["book_rows"] == len(book)
     report = (tmp_path / "evaluations" / "iter_00002.json").read_text()
     assert f'"size": {len(book)}' in report and "lost_lines_second" in report
+    walk = json.loads(report)["walk"]
+    lost = np.load(tmp_path / lost_path(BOOK))
+    assert (
+        len(lost)
+        == len(progress["book_lost"])
+        == walk["lost_lines_first"] + walk["lost_lines_second"]
+    )
+    assert np.array_equal(lost, book[progress["book_lost"]])
     # as if an evaluation had grown the file after the last checkpoint: the resume cuts it
     np.save(tmp_path / BOOK, np.concatenate([book, book[:1]]))
     train(compose_train_config([*overrides, "train.iterations=3"]), tmp_path)

@@ -79,6 +79,13 @@ class BookFile:
         return self.states
 
 
+def lost_path(path: str | Path) -> Path:
+    """Beside a run's own book: the file of the latest walk's lost positions
+    (``selfplay.book.lost_share``)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}_lost{path.suffix}")
+
+
 def save_book(path: str | Path, states: np.ndarray) -> None:
     """Writes ``states`` as a book file, atomically (readers see the old book or the new one);
     an empty book removes the file."""

@@ -92,9 +92,18 @@ class BookSettings:
     policy meets on the every-line walk (``train/walk_book.py``) where its value is at stake;
     ``path``, if set, is the book it starts from. The checkpoint keeps the book, and actors
     read it from the run folder's ``book.npy`` (Ray actors elsewhere need that folder too)."""
+    lost_share: float = 0.0
+    """With ``walk``: share of book games that start where the latest walk's raw policy lost a
+    line (its mistakes, a few thousand), the rest anywhere in the book (up to millions)."""
 
     def __post_init__(self) -> None:
         _check_fraction("book.fraction", self.fraction)
+        _check_fraction("book.lost_share", self.lost_share)
+        if self.lost_share > 0 and not self.walk:
+            raise ValueError(
+                "selfplay.book.lost_share > 0 needs selfplay.book.walk=true: the walk finds "
+                "the positions where the raw policy loses a line"
+            )
         if self.fraction > 0 and not self.path and not self.walk:
             raise ValueError(
                 "selfplay.book.fraction > 0 needs selfplay.book.path (the file of positions) "

@@ -28,7 +28,7 @@ from ultimate_rl.games.base import Game
 from ultimate_rl.games.ownership import movers_view
 from ultimate_rl.games.positions import random_opening
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
-from ultimate_rl.selfplay.book import BookFile
+from ultimate_rl.selfplay.book import BookFile, lost_path
 
 # the settings were declared here before selfplay/schema.py: their old import path still works
 from ultimate_rl.selfplay.schema import PlayoutCapSettings as PlayoutCapSettings
@@ -164,9 +164,10 @@ class _SelfPlayRound:
         num_games: int,
         rng: np.random.Generator,
         book: np.ndarray | None = None,
+        lost: np.ndarray | None = None,
     ) -> None:
         self.game, self.search_config, self.settings, self.rng = game, search, settings, rng
-        self.book = book
+        self.book, self.lost = book, lost
         self.initial = game.initial_state()
         slots = min(settings.parallel_games, num_games)
         self.searcher = BatchedSearch(game, max(slots, 1), search, seed=int(rng.integers(2**63)))
@@ -183,7 +184,10 @@ class _SelfPlayRound:
         state, one_sided_plies, random_side = self.initial.copy(), 0, -1
         # no draw where the book is off: seeded runs of the presets keep their games
         if self.book is not None and self.rng.random() < s.book.fraction:
-            state = self.book[self.rng.integers(len(self.book))].copy()
+            book = self.book
+            if s.book.lost_share > 0 and self.rng.random() < s.book.lost_share:
+                book = self.book if self.lost is None else self.lost
+            state = book[self.rng.integers(len(book))].copy()
         elif self.rng.random() < opening.fraction:
             plies = int(self.rng.integers(opening.max_plies + 1))
             # no draw where the option is off: seeded runs of the presets keep their games
@@ -296,6 +300,7 @@ class SelfPlayWorker:
         self.settings = settings
         book = settings.book
         self.book = BookFile(book.path, game, book.walk) if book.fraction > 0 else None
+        self.lost = BookFile(lost_path(book.path), game, True) if book.lost_share > 0 else None
 
     def play(self, evaluate: Evaluator, num_games: int, rng: np.random.Generator) -> SelfPlayData:
         """Plays ``num_games`` games to the end and returns their training positions."""
@@ -308,6 +313,7 @@ class SelfPlayWorker:
             num_games,
             rng,
             self.book.current() if self.book else None,
+            self.lost.current() if self.lost else None,
         )
         while games.live:
             games.step(timed)

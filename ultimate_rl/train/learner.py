@@ -52,6 +52,7 @@ class Progress:
     selfplay_iteration: int = 0  # gating: the iteration whose network plays self-play
     warm_start_positions: int = 0  # UCT-labelled positions learned before self-play
     book_rows: int = 0  # selfplay.book.walk: the run's book.npy up to here (train/walk_book.py)
+    book_lost: list[int] = field(default_factory=list)  # ... its rows the latest walk lost
 
 
 def make_optimizer(model: PolicyValueNet, optim: OptimSection) -> torch.optim.Optimizer:

@@ -26,23 +26,23 @@ from tqdm import tqdm
 
 from ultimate_rl.games import Game, kernels, solve
 from ultimate_rl.search import Evaluator
-from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, save_book
+from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_book
 from ultimate_rl.train.every_line import SIDES, budget_player, required, worst_line
 from ultimate_rl.train.learner import Learner
 
 
-def walk_at_stake(game: Game, evaluate: Evaluator, side: int) -> tuple[np.ndarray, int]:
+def walk_at_stake(game: Game, evaluate: Evaluator, side: int) -> tuple[np.ndarray, np.ndarray]:
     """The positions the raw policy meets as ``side`` against every opponent line where its
-    value is at stake (``[N, STATE_LEN]``), and at how many of them its move gives it away."""
+    value is at stake (``[N, STATE_LEN]``), and where its move there gives it away (``[N]``)."""
     met: list[tuple[np.ndarray, np.ndarray]] = []
     worst_line(game, budget_player(game, evaluate, 0), side, met=met)
     floor = required(game, side)
-    at_stake, lost = [], 0
+    at_stake, lost = [], []
     for state, moves in met:
         if solve(game, state)[0] >= floor:
             at_stake.append(state)
-            lost += any(_value_after(game, state, int(move)) < floor for move in moves)
-    return (np.stack(at_stake) if at_stake else EMPTY_BOOK), lost
+            lost.append(any(_value_after(game, state, int(move)) < floor for move in moves))
+    return (np.stack(at_stake) if at_stake else EMPTY_BOOK), np.array(lost, dtype=bool)
 
 
 def _value_after(game: Game, state: np.ndarray, action: int) -> int:
@@ -52,50 +52,66 @@ def _value_after(game: Game, state: np.ndarray, action: int) -> int:
     return -solve(game, child)[0]
 
 
-def grow_book(book: np.ndarray, game: Game, evaluate: Evaluator) -> tuple[np.ndarray, dict]:
+def grow_book(
+    book: np.ndarray, game: Game, evaluate: Evaluator
+) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
     """``book`` (each position once) with the positions of both sides' walks it lacks appended,
-    in the walks' order, and the figures for the evaluation's report: per side the positions at
-    stake and the moves there that lost a line, and the book's size and growth."""
+    in the walks' order; the rows of the grown book where the raw policy lost a line; and the
+    figures for the evaluation's report: per side the positions at stake and the moves there
+    that lost a line, and the book's size and growth."""
     found: dict[str, Any] = {"walk": {}}
-    parts = [book]
+    parts, lost = [book], [np.zeros(len(book), dtype=bool)]
     for side, name in enumerate(SIDES):
-        states, lost = walk_at_stake(game, evaluate, side)
+        states, lost_there = walk_at_stake(game, evaluate, side)
         parts.append(states)
+        lost.append(lost_there)
         found["walk"][f"at_stake_{name}"] = len(states)
-        found["walk"][f"lost_lines_{name}"] = lost
-    every = np.concatenate(parts)
-    first = np.unique(every, axis=0, return_index=True)[1]  # a book row is its own first
+        found["walk"][f"lost_lines_{name}"] = int(lost_there.sum())
+    every, lost_any = np.concatenate(parts), np.concatenate(lost)
+    _, first, which = np.unique(every, axis=0, return_index=True, return_inverse=True)
     grown = np.concatenate([book, every[np.sort(first[first >= len(book)])]])
+    # a row's place in the grown book: the book keeps its rows, the new ones follow in order
+    place = np.empty(len(first), dtype=np.int64)
+    place[np.argsort(first, kind="stable")] = np.arange(len(first))
+    lost_rows = np.unique(place[which.reshape(-1)[lost_any]])
     found["book"] = {"size": len(grown), "added": len(grown) - len(book)}
-    return grown, found
+    return grown, lost_rows, found
 
 
 class RunBook:
     """A run's own book (module doc): ``path``, kept as long as ``learner.progress.book_rows``
-    says. A new run starts from the file ``start`` (``selfplay.book.path``) or from none."""
+    says, and beside it the latest walk's lost positions (``selfplay.book.lost_share``), whose
+    rows ``learner.progress.book_lost`` keeps. A new run starts from the file ``start``
+    (``selfplay.book.path``) or from none."""
 
     def __init__(self, path: Path, game: Game, start: str, learner: Learner) -> None:
         self.path, self.game, self.learner = path, game, learner
         self.states = self._restore(start)
-        save_book(path, self.states)
+        self._save()
 
     def _restore(self, start: str) -> np.ndarray:
-        rows = self.learner.progress.book_rows
-        if rows:
+        progress = self.learner.progress
+        if progress.book_rows:
             kept = load_book(self.path, self.game) if self.path.exists() else EMPTY_BOOK
-            if len(kept) >= rows:
-                return kept[:rows]
+            if len(kept) >= progress.book_rows:
+                return kept[: progress.book_rows]
             tqdm.write(
-                f"{self.path} holds {len(kept)} of the {rows} positions the checkpoint's book "
-                "had: the book starts again, and the next evaluations' walks refill it"
+                f"{self.path} holds {len(kept)} of the {progress.book_rows} positions the "
+                "checkpoint's book had: the book starts again, and the next evaluations' walks "
+                "refill it"
             )
         states = load_book(start, self.game) if start else EMPTY_BOOK
-        self.learner.progress.book_rows = len(states)
+        progress.book_rows, progress.book_lost = len(states), []
         return states
 
     def grow(self, evaluate: Evaluator) -> dict[str, Any]:
-        """Walks, appends and rewrites the file; the figures for the evaluation's report."""
-        self.states, found = grow_book(self.states, self.game, evaluate)
-        save_book(self.path, self.states)
-        self.learner.progress.book_rows = len(self.states)
+        """Walks, appends and rewrites the files; the figures for the evaluation's report."""
+        self.states, lost_rows, found = grow_book(self.states, self.game, evaluate)
+        progress = self.learner.progress
+        progress.book_rows, progress.book_lost = len(self.states), lost_rows.tolist()
+        self._save()
         return found
+
+    def _save(self) -> None:
+        save_book(self.path, self.states)
+        save_book(lost_path(self.path), self.states[self.learner.progress.book_lost])
