@@ -55,9 +55,9 @@ def load_book(path: str | Path, game: Game) -> np.ndarray:
 
 
 class BookFile:
-    """The book at ``path`` as it is now: read again when the file changes (a growing book only
-    grows, so its size tells); ``may_be_absent`` (a run's own book before its first walk) reads
-    a missing file as no book."""
+    """The book at ``path`` as it is now: read again when the file's size or time changes (a
+    run's walks rewrite it); ``may_be_absent`` (a run's own book before its first walk, or
+    before its walk lost a line) reads a missing file as no book."""
 
     def __init__(self, path: str | Path, game: Game, may_be_absent: bool = False) -> None:
         self.path, self.game, self.may_be_absent = Path(path), game, may_be_absent

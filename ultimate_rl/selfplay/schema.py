@@ -90,8 +90,10 @@ class BookSettings:
     walk: bool = False
     """Solved games: the run grows its own book. Each evaluation adds the positions the raw
     policy meets on the every-line walk (``train/walk_book.py``) where its value is at stake;
-    ``path``, if set, is the book it starts from. The checkpoint keeps the book, and actors
-    read it from the run folder's ``book.npy`` (Ray actors elsewhere need that folder too)."""
+    ``path``, if set, is the book it starts from. The book is the run folder's ``book.npy``
+    (the checkpoint keeps its length), which actors read as it grows (Ray actors on other
+    machines need that folder too). Best from a network that already plays well: a weak one's
+    walks fill the book with positions a trained one never meets (the numerical record)."""
     lost_share: float = 0.0
     """With ``walk``: share of book games that start where the latest walk's raw policy lost a
     line (its mistakes, a few thousand), the rest anywhere in the book (up to millions)."""
