@@ -2,7 +2,8 @@
 every-line walk: those it meets as ``SIDE`` (0 first, 1 second, or both) against every opponent
 reply where a line is still at stake (the solver's value for it at least ``every_line.required``).
 The solver only picks the positions; their targets stay self-play's. With ``lost`` only those
-where the raw policy's move loses the line (below ``required``).
+where the raw policy's move loses the line (below ``required``). The walk is the training loop's
+own (``ultimate_rl.train.walk_book.walk_at_stake``, what ``selfplay.book.walk`` adds in a run).
 
     python docs/experiments/numerical_ttt_perfect/walk_book.py RUN_DIR SIDE OUT.npy [lost]
 """
@@ -13,24 +14,22 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from raw_mistakes import RawPolicy, walk
 
-from ultimate_rl.nn import load_checkpoint
+from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import required
+from ultimate_rl.train.walk_book import walk_at_stake
 
 
 def main(run_dir: Path, sides: list[int], out: Path, lost_only: bool = False) -> None:
-    game = load_checkpoint(run_dir / CHECKPOINT).make_game()
-    policy = RawPolicy(run_dir, game)
-    book = [
-        state
-        for side in sides
-        for state, before, after in walk(game, policy, side)
-        if before >= required(game, side) and (after < required(game, side) or not lost_only)
-    ]
-    np.save(out, np.stack(book))
-    print(f"{out}: {len(book)} positions of {run_dir} as side(s) {sides}")
+    checkpoint = load_checkpoint(run_dir / CHECKPOINT)
+    game = checkpoint.make_game()
+    evaluate = make_evaluator(checkpoint.build_model("cpu"), "cpu", precision="fp32")
+    book = []
+    for side in sides:
+        states, lost = walk_at_stake(game, evaluate, side)
+        book.append(states[lost] if lost_only else states)
+    np.save(out, np.concatenate(book))
+    print(f"{out}: {sum(map(len, book))} positions of {run_dir} as side(s) {sides}")
 
 
 if __name__ == "__main__":
