@@ -151,9 +151,13 @@ def test_a_users_book_that_vanishes_is_named(tmp_path: Path):
 
 
 def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_path: Path):
-    walk = ["selfplay.book.walk=true", "selfplay.book.fraction=0.5", "selfplay.book.lost_share=0.5"]
-    walk.append("eval.every=1")
-    overrides = tiny_run_overrides(*walk, "eval.opponents=[random]")
+    overrides = tiny_run_overrides(
+        "selfplay.book.walk=true",
+        "selfplay.book.fraction=0.5",
+        "selfplay.book.lost_share=0.5",
+        "eval.every=1",
+        "eval.opponents=[random]",
+    )
     train(compose_train_config([*overrides, "train.iterations=2"]), tmp_path)
     book = np.load(tmp_path / BOOK)
     progress = load_checkpoint(tmp_path / CHECKPOINT).extra["progress"]
@@ -176,16 +180,14 @@ def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_pa
     assert len({s.tobytes() for s in grown}) == len(grown)
 
 
-def test_a_config_that_cannot_walk_is_named(tmp_path: Path):
+def test_a_config_that_cannot_walk_is_named():
     cases = {
-        "game=uttt": "this is 'uttt'",
-        "selfplay.book.fraction=0": r"fraction > 0 \(it is 0.0\)",
-        "eval.every=0": r"eval.every > 0 \(it is 0\)",
+        ("game=uttt", "model=resnet_small"): "this is 'uttt'",
+        ("selfplay.book.fraction=0",): r"fraction > 0 \(it is 0.0\)",
+        ("eval.every=0",): r"eval.every > 0 \(it is 0\)",
     }
-    for override, problem in cases.items():
-        base = ["game=tictactoe", "selfplay.book.walk=true", "selfplay.book.fraction=0.5"]
-        overrides = {o.split("=")[0]: o for o in [*base, "model=mlp", override]}
-        if override == "game=uttt":
-            overrides["model"] = "model=resnet_small"
+    walk = ("selfplay.book.walk=true", "selfplay.book.fraction=0.5")
+    for problem_overrides, problem in cases.items():
+        overrides = tiny_run_overrides(*walk, *problem_overrides)
         with pytest.raises(ConfigError, match=problem):
-            check_config(compose_train_config(list(overrides.values())))
+            check_config(compose_train_config(overrides))
