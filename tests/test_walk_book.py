@@ -1,7 +1,7 @@
-"""``selfplay.book.walk``: a run grows its self-play book from its raw policy's every-line walk.
+"""``selfplay.book.walk``: a run grows its self-play book from its every-line walks.
 
 The walk's positions and lost lines match a plain line-by-line walk of the same policy; the
-book only grows; actors read the file as it changes; the checkpoint keeps the book and a resumed
+book only grows and keeps every budget's walk; actors read the file as it changes; the checkpoint keeps the book and a resumed
 run writes it back; a config that cannot walk is named.
 """
 
@@ -79,20 +79,27 @@ def test_the_walk_finds_the_positions_at_stake_of_a_plain_walk(name: str, side: 
     assert len(plain_lost) > 0
 
 
-def test_the_book_keeps_every_walk():
+def test_the_book_keeps_every_walk_of_every_budget():
     game = make("tictactoe")
     elsewhere = np.stack([game.apply_sequence([0, 4, 8, 2])])  # X's 0 and 8 are not scrambled's
-    grown, lost_rows, found = grow_book(elsewhere, game, scrambled)
-    walks = [walk_at_stake(game, scrambled, side) for side in (0, 1)]
-    walked = {s.tobytes() for states, _ in walks for s in states}
-    lost = {s.tobytes() for states, lost in walks for s in states[lost]}
-    assert {s.tobytes() for s in grown} == walked | {elsewhere[0].tobytes()}
+    budgets = (0, 8)
+    grown, lost_rows, found = grow_book(elsewhere, game, scrambled, budgets)
+    walks = {b: [walk_at_stake(game, scrambled, side, b) for side in (0, 1)] for b in budgets}
+    walked = {b: {s.tobytes() for states, _ in walks[b] for s in states} for b in budgets}
+    lost = {s.tobytes() for b in budgets for states, lost in walks[b] for s in states[lost]}
+    assert walked[0] != walked[8]  # the search walk meets positions the raw policy's does not
+    assert {s.tobytes() for s in grown} == walked[0] | walked[8] | {elsewhere[0].tobytes()}
     assert np.array_equal(grown[0], elsewhere[0])  # the book's rows first, then the walks'
     assert {s.tobytes() for s in grown[lost_rows]} == lost and len(lost_rows) == len(lost)
     assert len({s.tobytes() for s in grown}) == len(grown)  # each position once
-    assert found["book"] == {"size": len(grown), "added": len(grown) - 1}
-    assert found["walk"]["at_stake_first"] + found["walk"]["at_stake_second"] == len(walked)
-    again, lost_again, found = grow_book(grown, game, scrambled)
+    assert found["book"] == {"size": len(grown), "added": len(grown) - 1, "lost": len(lost)}
+    for budget in budgets:
+        figures = found["walk"][str(budget)]
+        assert figures["at_stake_first"] + figures["at_stake_second"] == len(walked[budget])
+        assert figures["lost_lines_first"] + figures["lost_lines_second"] == sum(
+            int(lost.sum()) for _, lost in walks[budget]
+        )
+    again, lost_again, found = grow_book(grown, game, scrambled, budgets)
     assert np.array_equal(again, grown) and found["book"]["added"] == 0
     assert np.array_equal(lost_again, lost_rows)
 
@@ -155,6 +162,7 @@ def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_pa
         "selfplay.book.walk=true",
         "selfplay.book.fraction=0.5",
         "selfplay.book.lost_share=0.5",
+        "selfplay.book.walk_budgets=[0,2]",
         "eval.every=1",
         "eval.opponents=[random]",
     )
@@ -164,13 +172,10 @@ def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_pa
     assert len(book) > 0 and progress["book_rows"] == len(book)
     report = (tmp_path / "evaluations" / "iter_00002.json").read_text()
     assert f'"size": {len(book)}' in report and "lost_lines_second" in report
-    walk = json.loads(report)["walk"]
-    lost = np.load(tmp_path / lost_path(BOOK))
-    assert (
-        len(lost)
-        == len(progress["book_lost"])
-        == walk["lost_lines_first"] + walk["lost_lines_second"]
-    )
+    walks, lost = json.loads(report)["walk"], np.load(tmp_path / lost_path(BOOK))
+    assert set(walks) == {"0", "2"}
+    lines = [walk["lost_lines_first"] + walk["lost_lines_second"] for walk in walks.values()]
+    assert max(lines) <= len(lost) == len(progress["book_lost"]) <= sum(lines)
     assert np.array_equal(lost, book[progress["book_lost"]])
     # as if an evaluation had grown the file after the last checkpoint: the resume cuts it
     np.save(tmp_path / BOOK, np.concatenate([book, book[:1]]))
@@ -185,9 +190,18 @@ def test_a_config_that_cannot_walk_is_named():
         ("game=uttt", "model=resnet_small"): "this is 'uttt'",
         ("selfplay.book.fraction=0",): r"fraction > 0 \(it is 0.0\)",
         ("eval.every=0",): r"eval.every > 0 \(it is 0\)",
+        ("selfplay.book.walk_budgets=[0,-1]",): r"counts >= 0 .* it is \[0, -1\]",
     }
     walk = ("selfplay.book.walk=true", "selfplay.book.fraction=0.5")
     for problem_overrides, problem in cases.items():
         overrides = tiny_run_overrides(*walk, *problem_overrides)
         with pytest.raises(ConfigError, match=problem):
             check_config(compose_train_config(overrides))
+
+
+@pytest.mark.parametrize(
+    "options", [{"lost_share": 0.5}, {"walk_budgets": [0, 32]}], ids=["lost_share", "budgets"]
+)
+def test_a_walk_option_without_the_walk_is_named(options: dict):
+    with pytest.raises(ValueError, match="needs selfplay.book.walk=true"):
+        BookSettings("book.npy", 0.5, **options)

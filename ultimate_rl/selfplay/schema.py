@@ -88,15 +88,21 @@ class BookSettings:
     """Share of games that start at one of the book's positions, drawn uniformly (no random
     opening then): positions self-play must learn but seldom reaches by itself."""
     walk: bool = False
-    """Solved games: the run grows its own book. Each evaluation adds the positions the raw
-    policy meets on the every-line walk (``train/walk_book.py``) where its value is at stake;
+    """Solved games: the run grows its own book. Each evaluation adds the positions the network
+    meets on the every-line walks of ``walk_budgets`` (``train/walk_book.py``) where its value
+    is at stake;
     ``path``, if set, is the book it starts from. The book is the run folder's ``book.npy``
     (the checkpoint keeps its length), which actors read as it grows (Ray actors on other
     machines need that folder too). Best from a network that already plays well: a weak one's
     walks fill the book with positions a trained one never meets (the numerical record)."""
+    walk_budgets: list[int] = field(default_factory=lambda: [0])
+    """With ``walk``: the simulations of the network agent whose every-line walks grow the book
+    (0: the raw policy). A search walk meets other positions than the raw policy's, and loses
+    lines where the value head misleads the search: to hold every budget of
+    ``eval.perfect_budgets``, walk those (a 3x3 walk at 800 simulations takes seconds)."""
     lost_share: float = 0.0
-    """With ``walk``: share of book games that start where the latest walk's raw policy lost a
-    line (its mistakes, a few thousand), the rest anywhere in the book (up to millions)."""
+    """With ``walk``: share of book games that start where the latest walks lost a line (their
+    mistakes, a few thousand), the rest anywhere in the book (up to millions)."""
 
     def __post_init__(self) -> None:
         _check_fraction("book.fraction", self.fraction)
@@ -105,6 +111,15 @@ class BookSettings:
             raise ValueError(
                 "selfplay.book.lost_share > 0 needs selfplay.book.walk=true: the walk finds "
                 "the positions where the raw policy loses a line"
+            )
+        if list(self.walk_budgets) != [0] and not self.walk:
+            raise ValueError(
+                "selfplay.book.walk_budgets is the walk's: it needs selfplay.book.walk=true"
+            )
+        if not self.walk_budgets or min(self.walk_budgets) < 0:
+            raise ValueError(
+                f"selfplay.book.walk_budgets must list simulation counts >= 0 (0: the raw "
+                f"policy), e.g. [0, 32, 200, 800]; it is {list(self.walk_budgets)}"
             )
         if self.fraction > 0 and not self.path and not self.walk:
             raise ValueError(

@@ -258,12 +258,14 @@ def status_line(progress: Progress, iterations: int, record: IterationRecord) ->
                 f"elo {report['elo']:.0f} [{report['elo_ci_low']:.0f}, {report['elo_ci_high']:.0f}]"
             )
         parts.append("eval " + " ".join(scores) + (" PERFECT" if progress.perfect else ""))
-        if "book" in report:  # selfplay.book.walk: the raw policy's lines lost on the walk
-            walk, book = report["walk"], report["book"]
-            parts.append(
-                f"lost lines {walk['lost_lines_first']}/{walk['lost_lines_second']} "
-                f"book {book['size']} (+{book['added']})"
-            )
+        if "book" in report:  # selfplay.book.walk: the lines lost on each budget's walk
+            lost = [
+                f"{'raw' if budget == '0' else budget} {w['lost_lines_first']}/"
+                f"{w['lost_lines_second']}"
+                for budget, w in report["walk"].items()
+            ]
+            book = report["book"]
+            parts.append(f"lost lines {' '.join(lost)} book {book['size']} (+{book['added']})")
     if gate:
         verdict = (
             "accepted"

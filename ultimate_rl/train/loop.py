@@ -125,7 +125,8 @@ def train_in_folder(
     selfplay_path, selfplay_settings = choose_selfplay_path(run, learner, device)
     run_book = None
     if run.selfplay.book.walk:  # the run's own book: actors read the file its walks rewrite
-        run_book = RunBook((run_dir / BOOK).resolve(), run.game, run.selfplay.book.path, learner)
+        start, budgets = run.selfplay.book.path, run.selfplay.book.walk_budgets
+        run_book = RunBook((run_dir / BOOK).resolve(), run.game, start, budgets, learner)
         book = replace(selfplay_settings.book, path=str(run_book.path))
         selfplay_settings = replace(selfplay_settings, book=book)
     pool = SelfPlayPool(

@@ -4,10 +4,12 @@ Perfect play must hold on every line of the opponent (``train.every_line``), but
 only the positions its own search leads to, and a small network generalises from those to the
 rest poorly (``docs/experiments/numerical_ttt_perfect/``: an MLP that learned its training
 positions missed 18-30% of held-out ones; four times the positions cut that to 4-13%). So at
-each evaluation the raw policy walks every opponent line as either side, and each position it
-meets there with its value at stake (the solver's value for it at least ``required``) joins the
-book that a share of self-play games start from (``selfplay.book.fraction``). The solver only
-picks positions; their targets stay self-play's. As the network changes its moves the walk
+each evaluation the network agent walks every opponent line as either side, at each budget of
+``selfplay.book.walk_budgets`` (the raw policy alone by default: a search walk meets other
+positions, where the value head misleads the search), and each position it meets there with
+its value at stake (the solver's value for it at least ``required``) joins the book that a
+share of self-play games start from (``selfplay.book.fraction``). The solver only picks
+positions; their targets stay self-play's. As the network changes its moves the walk
 moves, so the book keeps every walk's positions (their union).
 
 The book is ``RUN/book.npy`` (actors read it as it changes: ``selfplay.book.BookFile``). It only
@@ -18,6 +20,7 @@ stopped, with no copy of a book of a million positions in every checkpoint.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +34,14 @@ from ultimate_rl.train.every_line import SIDES, budget_player, required, worst_l
 from ultimate_rl.train.learner import Learner
 
 
-def walk_at_stake(game: Game, evaluate: Evaluator, side: int) -> tuple[np.ndarray, np.ndarray]:
-    """The positions the raw policy meets as ``side`` against every opponent line where its
-    value is at stake (``[N, STATE_LEN]``), and where its move there gives it away (``[N]``)."""
+def walk_at_stake(
+    game: Game, evaluate: Evaluator, side: int, budget: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The positions the network agent at ``budget`` simulations (0: the raw policy) meets as
+    ``side`` against every opponent line where its value is at stake (``[N, STATE_LEN]``), and
+    where a move it may play there gives it away (``[N]``)."""
     met: list[tuple[np.ndarray, np.ndarray]] = []
-    worst_line(game, budget_player(game, evaluate, 0), side, met=met)
+    worst_line(game, budget_player(game, evaluate, budget), side, met=met)
     floor = required(game, side)
     at_stake, lost = [], []
     for state, moves in met:
@@ -53,20 +59,22 @@ def _value_after(game: Game, state: np.ndarray, action: int) -> int:
 
 
 def grow_book(
-    book: np.ndarray, game: Game, evaluate: Evaluator
+    book: np.ndarray, game: Game, evaluate: Evaluator, budgets: Sequence[int] = (0,)
 ) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """``book`` (each position once) with the positions of both sides' walks it lacks appended,
-    in the walks' order; the rows of the grown book where the raw policy lost a line; and the
-    figures for the evaluation's report: per side the positions at stake and the moves there
-    that lost a line, and the book's size and growth."""
+    """``book`` (each position once) with the positions it lacks of both sides' walks at each of
+    ``budgets`` appended, in the walks' order; the rows of the grown book where a walk lost a
+    line; and the figures for the evaluation's report: per budget and side the positions at
+    stake and the moves there that lost a line, and the book's size and growth."""
     found: dict[str, Any] = {"walk": {}}
     parts, lost = [book], [np.zeros(len(book), dtype=bool)]
-    for side, name in enumerate(SIDES):
-        states, lost_there = walk_at_stake(game, evaluate, side)
-        parts.append(states)
-        lost.append(lost_there)
-        found["walk"][f"at_stake_{name}"] = len(states)
-        found["walk"][f"lost_lines_{name}"] = int(lost_there.sum())
+    for budget in budgets:
+        figures = found["walk"][str(budget)] = {}
+        for side, name in enumerate(SIDES):
+            states, lost_there = walk_at_stake(game, evaluate, side, budget)
+            parts.append(states)
+            lost.append(lost_there)
+            figures[f"at_stake_{name}"] = len(states)
+            figures[f"lost_lines_{name}"] = int(lost_there.sum())
     every, lost_any = np.concatenate(parts), np.concatenate(lost)
     _, first, which = np.unique(every, axis=0, return_index=True, return_inverse=True)
     grown = np.concatenate([book, every[np.sort(first[first >= len(book)])]])
@@ -74,18 +82,21 @@ def grow_book(
     place = np.empty(len(first), dtype=np.int64)
     place[np.argsort(first, kind="stable")] = np.arange(len(first))
     lost_rows = np.unique(place[which.reshape(-1)[lost_any]])
-    found["book"] = {"size": len(grown), "added": len(grown) - len(book)}
+    found["book"] = {"size": len(grown), "added": len(grown) - len(book), "lost": len(lost_rows)}
     return grown, lost_rows, found
 
 
 class RunBook:
     """A run's own book (module doc): ``path``, kept as long as ``learner.progress.book_rows``
     says, and beside it the latest walk's lost positions (``selfplay.book.lost_share``), whose
-    rows ``learner.progress.book_lost`` keeps. A new run starts from the file ``start``
+    rows ``learner.progress.book_lost`` keeps; ``budgets``: the walks' simulations
+    (``selfplay.book.walk_budgets``). A new run starts from the file ``start``
     (``selfplay.book.path``) or from none."""
 
-    def __init__(self, path: Path, game: Game, start: str, learner: Learner) -> None:
-        self.path, self.game, self.learner = path, game, learner
+    def __init__(
+        self, path: Path, game: Game, start: str, budgets: Sequence[int], learner: Learner
+    ) -> None:
+        self.path, self.game, self.budgets, self.learner = path, game, budgets, learner
         self.states = self._restore(start)
         self._save()
 
@@ -106,7 +117,7 @@ class RunBook:
 
     def grow(self, evaluate: Evaluator) -> dict[str, Any]:
         """Walks, appends and rewrites the files; the figures for the evaluation's report."""
-        self.states, lost_rows, found = grow_book(self.states, self.game, evaluate)
+        self.states, lost_rows, found = grow_book(self.states, self.game, evaluate, self.budgets)
         progress = self.learner.progress
         progress.book_rows, progress.book_lost = len(self.states), lost_rows.tolist()
         self._save()
