@@ -1,8 +1,9 @@
 """``selfplay.book.walk``: a run grows its self-play book from its every-line walks.
 
 The walk's positions and lost lines match a plain line-by-line walk of the same policy; the
-book only grows and keeps every budget's walk; actors read the file as it changes; the checkpoint keeps the book and a resumed
-run writes it back; a config that cannot walk is named.
+book only grows and keeps every budget's walk; actors read the file as it changes; the
+checkpoint keeps the book's length and a resumed run cuts the file back to it; a config that
+cannot walk is named.
 """
 
 from __future__ import annotations
@@ -203,5 +204,5 @@ def test_a_config_that_cannot_walk_is_named():
     "options", [{"lost_share": 0.5}, {"walk_budgets": [0, 32]}], ids=["lost_share", "budgets"]
 )
 def test_a_walk_option_without_the_walk_is_named(options: dict):
-    with pytest.raises(ValueError, match="needs selfplay.book.walk=true"):
+    with pytest.raises(ValueError, match=r"needs selfplay\.book\.walk=true"):
         BookSettings("book.npy", 0.5, **options)
