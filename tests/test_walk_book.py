@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -25,9 +26,10 @@ from ultimate_rl.selfplay.worker import SelfPlayWorker
 from ultimate_rl.train import ConfigError, check_config, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.every_line import required
+from ultimate_rl.train.learner import Progress
 from ultimate_rl.train.loop import BOOK
 from ultimate_rl.train.run import compose_train_config
-from ultimate_rl.train.walk_book import grow_book, walk_at_stake
+from ultimate_rl.train.walk_book import RunBook, grow_book, walk_at_stake
 
 
 def scrambled(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -105,6 +107,19 @@ def test_the_book_keeps_every_walk_of_every_budget():
     assert np.array_equal(lost_again, lost_rows)
 
 
+def test_the_walks_start_once_the_optimal_rate_reaches_walk_from_optimal(tmp_path: Path):
+    game, path = make("tictactoe"), tmp_path / "book.npy"
+    settings = BookSettings(fraction=0.5, walk=True, walk_from_optimal=0.9)
+    learner = SimpleNamespace(progress=Progress())
+    book = RunBook(path, game, settings, learner)
+    assert book.grow(scrambled, 0.85) == {} and not path.exists()  # no book yet: no book games
+    assert learner.progress.book_walks == 0
+    found = book.grow(scrambled, 0.9)
+    assert found["book"]["size"] == len(np.load(path)) > 0 and learner.progress.book_walks == 1
+    assert "book" in book.grow(scrambled, 0.5)  # once started, every evaluation walks
+    assert learner.progress.book_walks == 2
+
+
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(masks.shape, np.float32), np.zeros(len(masks), np.float32)
 
@@ -164,6 +179,7 @@ def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_pa
         "selfplay.book.fraction=0.5",
         "selfplay.book.lost_share=0.5",
         "selfplay.book.walk_budgets=[0,2]",
+        "selfplay.book.walk_from_optimal=0.01",  # the evaluation's rate reaches the walk
         "eval.every=1",
         "eval.opponents=[random]",
     )
@@ -192,6 +208,10 @@ def test_a_config_that_cannot_walk_is_named():
         ("selfplay.book.fraction=0",): r"fraction > 0 \(it is 0.0\)",
         ("eval.every=0",): r"eval.every > 0 \(it is 0\)",
         ("selfplay.book.walk_budgets=[0,-1]",): r"counts >= 0 .* it is \[0, -1\]",
+        (
+            "selfplay.book.walk_from_optimal=0.9",
+            "eval.optimal_positions=0",
+        ): r"set eval\.optimal_positions > 0",
     }
     walk = ("selfplay.book.walk=true", "selfplay.book.fraction=0.5")
     for problem_overrides, problem in cases.items():
@@ -201,7 +221,9 @@ def test_a_config_that_cannot_walk_is_named():
 
 
 @pytest.mark.parametrize(
-    "options", [{"lost_share": 0.5}, {"walk_budgets": [0, 32]}], ids=["lost_share", "budgets"]
+    "options",
+    [{"lost_share": 0.5}, {"walk_budgets": [0, 32]}, {"walk_from_optimal": 0.98}],
+    ids=["lost_share", "budgets", "from_optimal"],
 )
 def test_a_walk_option_without_the_walk_is_named(options: dict):
     with pytest.raises(ValueError, match=r"needs selfplay\.book\.walk=true"):

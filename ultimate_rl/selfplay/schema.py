@@ -100,6 +100,12 @@ class BookSettings:
     (0: the raw policy). A search walk meets other positions than the raw policy's, and loses
     lines where the value head misleads the search: to hold every budget of
     ``eval.perfect_budgets``, walk those (a 3x3 walk at 800 simulations takes seconds)."""
+    walk_from_optimal: float = 0.0
+    """With ``walk``: the walks start at the first evaluation whose optimal-move rate
+    (``eval/optimal_rate``) reaches this, and go on at every evaluation after it; until then no
+    game starts from the run's book (random openings take its share). A weak network's walks
+    fill the book with positions a trained one never meets (the numerical record): 0.98 lets a
+    run from scratch learn general play first."""
     lost_share: float = 0.0
     """With ``walk``: share of book games that start where the latest walks lost a line (their
     mistakes, a few thousand), the rest anywhere in the book (up to millions)."""
@@ -107,15 +113,20 @@ class BookSettings:
     def __post_init__(self) -> None:
         _check_fraction("book.fraction", self.fraction)
         _check_fraction("book.lost_share", self.lost_share)
+        _check_fraction("book.walk_from_optimal", self.walk_from_optimal)
         if self.lost_share > 0 and not self.walk:
             raise ValueError(
                 "selfplay.book.lost_share > 0 needs selfplay.book.walk=true: the walk finds "
                 "the positions where the raw policy loses a line"
             )
-        if list(self.walk_budgets) != [0] and not self.walk:
-            raise ValueError(
-                "selfplay.book.walk_budgets is the walk's: it needs selfplay.book.walk=true"
-            )
+        for name, value, default in (
+            ("walk_budgets", list(self.walk_budgets), [0]),
+            ("walk_from_optimal", self.walk_from_optimal, 0.0),
+        ):
+            if value != default and not self.walk:
+                raise ValueError(
+                    f"selfplay.book.{name} is the walk's: it needs selfplay.book.walk=true"
+                )
         if not self.walk_budgets or min(self.walk_budgets) < 0:
             raise ValueError(
                 f"selfplay.book.walk_budgets must list simulation counts >= 0 (0: the raw "

@@ -273,6 +273,12 @@ def _check_combinations(run: RunConfig) -> None:
             f"it needs such a game (this is {game.name!r}), selfplay.book.fraction > 0 (it is "
             f"{book.fraction}) and eval.every > 0 (it is {run.eval.every})"
         )
+    if book.walk_from_optimal > 0 and run.eval.optimal_positions <= 0:
+        raise ConfigError(
+            f"selfplay.book.walk_from_optimal={book.walk_from_optimal} waits for the evaluation's "
+            "optimal-move rate, which eval.optimal_positions=0 turns off: set "
+            "eval.optimal_positions > 0 (e.g. 200) or selfplay.book.walk_from_optimal=0"
+        )
     if selfplay.backend == "ray" and importlib.util.find_spec("ray") is None:
         raise ConfigError('selfplay.backend=ray needs Ray: pip install -e ".[ray]"')
     if selfplay.backend == "ray" and selfplay.actor_device != "cpu" and run.ray.num_gpus <= 0:

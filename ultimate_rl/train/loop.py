@@ -125,8 +125,7 @@ def train_in_folder(
     selfplay_path, selfplay_settings = choose_selfplay_path(run, learner, device)
     run_book = None
     if run.selfplay.book.walk:  # the run's own book: actors read the file its walks rewrite
-        start, budgets = run.selfplay.book.path, run.selfplay.book.walk_budgets
-        run_book = RunBook((run_dir / BOOK).resolve(), run.game, start, budgets, learner)
+        run_book = RunBook((run_dir / BOOK).resolve(), run.game, run.selfplay.book, learner)
         book = replace(selfplay_settings.book, path=str(run_book.path))
         selfplay_settings = replace(selfplay_settings, book=book)
     pool = SelfPlayPool(
@@ -261,7 +260,7 @@ class PeriodicEvaluation:
                 run.game, self.evaluate, report, run.eval
             )
             if self.run_book is not None:  # selfplay.book.walk: the walk's positions join
-                report.update(self.run_book.grow(self.evaluate))
+                report.update(self.run_book.grow(self.evaluate, report.get("optimal_rate", 0.0)))
         if self.rating_hook and due(progress.iteration, run.eval.elo_every):
             rating = self.rating_hook(self.snapshot(learner), progress.step)
             report = {**(report or {}), **rating}

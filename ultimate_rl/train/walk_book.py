@@ -30,6 +30,7 @@ from tqdm import tqdm
 from ultimate_rl.games import Game, kernels, solve
 from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_book
+from ultimate_rl.selfplay.schema import BookSettings
 from ultimate_rl.train.every_line import SIDES, budget_player, required, worst_line
 from ultimate_rl.train.learner import Learner
 
@@ -89,15 +90,12 @@ def grow_book(
 class RunBook:
     """A run's own book (module doc): ``path``, kept as long as ``learner.progress.book_rows``
     says, and beside it the latest walk's lost positions (``selfplay.book.lost_share``), whose
-    rows ``learner.progress.book_lost`` keeps; ``budgets``: the walks' simulations
-    (``selfplay.book.walk_budgets``). A new run starts from the file ``start``
-    (``selfplay.book.path``) or from none."""
+    rows ``learner.progress.book_lost`` keeps. ``settings``: the walks' budgets, when they
+    start, and the file a new run starts from (``selfplay.book.path``; none if empty)."""
 
-    def __init__(
-        self, path: Path, game: Game, start: str, budgets: Sequence[int], learner: Learner
-    ) -> None:
-        self.path, self.game, self.budgets, self.learner = path, game, budgets, learner
-        self.states = self._restore(start)
+    def __init__(self, path: Path, game: Game, settings: BookSettings, learner: Learner) -> None:
+        self.path, self.game, self.settings, self.learner = path, game, settings, learner
+        self.states = self._restore(settings.path)
         self._save()
 
     def _restore(self, start: str) -> np.ndarray:
@@ -115,11 +113,17 @@ class RunBook:
         progress.book_rows, progress.book_lost = len(states), []
         return states
 
-    def grow(self, evaluate: Evaluator) -> dict[str, Any]:
-        """Walks, appends and rewrites the files; the figures for the evaluation's report."""
-        self.states, lost_rows, found = grow_book(self.states, self.game, evaluate, self.budgets)
+    def grow(self, evaluate: Evaluator, optimal_rate: float) -> dict[str, Any]:
+        """Walks, appends and rewrites the files; the figures for the evaluation's report. The
+        walks start at the first evaluation whose ``optimal_rate`` reaches
+        ``walk_from_optimal`` and go on at every one after it (none before: no figures)."""
         progress = self.learner.progress
+        if not progress.book_walks and optimal_rate < self.settings.walk_from_optimal:
+            return {}
+        budgets = self.settings.walk_budgets
+        self.states, lost_rows, found = grow_book(self.states, self.game, evaluate, budgets)
         progress.book_rows, progress.book_lost = len(self.states), lost_rows.tolist()
+        progress.book_walks += 1
         self._save()
         return found
 
