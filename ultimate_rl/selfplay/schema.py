@@ -90,10 +90,9 @@ class BookSettings:
     walk: bool = False
     """Solved games: the run grows its own book. Each evaluation adds the positions the network
     meets on the every-line walks of ``walk_budgets`` (``train/walk_book.py``) where its value
-    is at stake;
-    ``path``, if set, is the book it starts from. The book is the run folder's ``book.npy``
-    (the checkpoint keeps its length), which actors read as it grows (Ray actors on other
-    machines need that folder too). Best from a network that already plays well: a weak one's
+    is at stake; ``path``, if set, is the book it starts from. The book is the run folder's
+    ``book.npy`` (the checkpoint keeps its length), which actors read as it grows (Ray actors
+    on other machines need that folder too). Best from a network that already plays well: a weak one's
     walks fill the book with positions a trained one never meets (the numerical record)."""
     walk_budgets: list[int] = field(default_factory=lambda: [0])
     """With ``walk``: the simulations of the network agent whose every-line walks grow the book
@@ -103,7 +102,7 @@ class BookSettings:
     walk_from_optimal: float = 0.0
     """With ``walk``: the walks start at the first evaluation whose optimal-move rate
     (``eval/optimal_rate``) reaches this, and go on at every evaluation after it; until then no
-    game starts from the run's book (random openings take its share). A weak network's walks
+    game starts from the run's book (they start as without one). A weak network's walks
     fill the book with positions a trained one never meets (the numerical record): 0.98 lets a
     run from scratch learn general play first."""
     lost_share: float = 0.0
@@ -117,7 +116,7 @@ class BookSettings:
         if self.lost_share > 0 and not self.walk:
             raise ValueError(
                 "selfplay.book.lost_share > 0 needs selfplay.book.walk=true: the walk finds "
-                "the positions where the raw policy loses a line"
+                "the positions where the walks lose a line"
             )
         for name, value, default in (
             ("walk_budgets", list(self.walk_budgets), [0]),
