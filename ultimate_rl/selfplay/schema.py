@@ -92,8 +92,9 @@ class BookSettings:
     meets on the every-line walks of ``walk_budgets`` (``train/walk_book.py``) where its value
     is at stake; ``path``, if set, is the book it starts from. The book is the run folder's
     ``book.npy`` (the checkpoint keeps its length), which actors read as it grows (Ray actors
-    on other machines need that folder too). Best from a network that already plays well: a weak one's
-    walks fill the book with positions a trained one never meets (the numerical record)."""
+    on other machines need that folder too). Best from a network that already plays well: a
+    weak one's walks fill the book with positions a trained one never meets (the numerical
+    record; ``walk_from_optimal``)."""
     walk_budgets: list[int] = field(default_factory=lambda: [0])
     """With ``walk``: the simulations of the network agent whose every-line walks grow the book
     (0: the raw policy). A search walk meets other positions than the raw policy's, and loses
