@@ -1,4 +1,5 @@
-"""A self-play book (``selfplay.book``): games start at its positions; bad files are named."""
+"""A self-play book (``selfplay.book``): games start at its positions; bad files are named; a
+grown book is read again checking only its new rows."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from ultimate_rl.games import make
 from ultimate_rl.search import SearchConfig
-from ultimate_rl.selfplay.book import BookError, load_book
+from ultimate_rl.selfplay.book import BookError, BookFile, load_book, save_book
 from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
 from ultimate_rl.selfplay.worker import SelfPlayWorker
 from ultimate_rl.train import ConfigError, check_config
@@ -59,6 +60,29 @@ def test_a_bad_book_is_named_with_the_fix(tmp_path: Path):
         ValueError, match=r"selfplay\.book\.fraction > 0 needs selfplay\.book\.path"
     ):
         BookSettings(fraction=0.5)
+
+
+def test_a_grown_book_checks_only_its_new_rows(tmp_path: Path, monkeypatch):
+    game, path = make("tictactoe"), tmp_path / "book.npy"
+    old = [game.apply_sequence([4]), game.apply_sequence([0])]
+    new, won = game.apply_sequence([8]), game.apply_sequence([0, 3, 1, 4, 2])
+    checked: set[bytes] = set()
+    check_state = game.check_state
+    monkeypatch.setattr(game, "check_state", lambda s: checked.add(s.tobytes()) or check_state(s))
+
+    def read_checking(states: list[np.ndarray]) -> set[bytes]:
+        save_book(path, np.stack(states))
+        checked.clear()
+        assert np.array_equal(book.current(), np.stack(states))
+        return set(checked)
+
+    book = BookFile(path, game)
+    assert read_checking(old) == {s.tobytes() for s in old}
+    assert read_checking([*old, new]) == {new.tobytes()}  # appended: only the new row
+    with pytest.raises(BookError, match="row 3 is a finished game"):  # new rows still checked
+        read_checking([*old, new, won])
+    rewritten = [old[1], new]  # not the rows read before: every row checked again
+    assert read_checking(rewritten) == {s.tobytes() for s in rewritten}
 
 
 def test_the_config_check_reads_the_book(tmp_path: Path):

@@ -26,8 +26,10 @@ class BookError(ValueError):
     """A book file that is missing, unreadable or not positions of the run's game."""
 
 
-def load_book(path: str | Path, game: Game) -> np.ndarray:
-    """The book's states ``[N, STATE_LEN]``, each checked to be an unfinished ``game`` state."""
+def load_book(path: str | Path, game: Game, checked: np.ndarray | None = None) -> np.ndarray:
+    """The book's states ``[N, STATE_LEN]``, each checked to be an unfinished ``game`` state;
+    where the file starts with the rows of ``checked`` (states checked before: a run's book
+    grows by appending), only the rows after them (a million rows take seconds to check)."""
     where = f"selfplay.book.path {str(path)!r}"
     try:
         states = np.load(path, allow_pickle=False)
@@ -44,7 +46,10 @@ def load_book(path: str | Path, game: Game) -> np.ndarray:
             "raw states (numpy.save of np.stack of game states), N >= 1"
         )
     states = np.ascontiguousarray(states, dtype=layout.STATE_DTYPE)
-    for row, state in enumerate(states):
+    known = 0
+    if checked is not None and np.array_equal(states[: len(checked)], checked):
+        known = len(checked)
+    for row, state in enumerate(states[known:], start=known):
         try:
             game.check_state(state)
         except InvalidStateError as err:
@@ -74,7 +79,7 @@ class BookFile:
             self.read_as, self.states = None, None
             return None
         if (stat.st_size, stat.st_mtime_ns) != self.read_as:
-            self.states = load_book(self.path, self.game)
+            self.states = load_book(self.path, self.game, checked=self.states)
             self.read_as = (stat.st_size, stat.st_mtime_ns)
         return self.states
 
