@@ -22,11 +22,12 @@ from ultimate_rl.nn import load_checkpoint
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.book import BookError, BookFile, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
-from ultimate_rl.selfplay.worker import SelfPlayWorker
+from ultimate_rl.selfplay.worker import SelfPlayStats, SelfPlayWorker
 from ultimate_rl.train import ConfigError, check_config, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.every_line import required
 from ultimate_rl.train.learner import Progress
+from ultimate_rl.train.logs import IterationRecord, status_line
 from ultimate_rl.train.loop import BOOK
 from ultimate_rl.train.run import compose_train_config
 from ultimate_rl.train.walk_book import RunBook, grow_book, walk_at_stake
@@ -191,6 +192,11 @@ def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_pa
     assert f'"size": {len(book)}' in report and "lost_lines_second" in report
     walks, lost = json.loads(report)["walk"], np.load(tmp_path / lost_path(BOOK))
     assert set(walks) == {"0", "2"}
+    record = IterationRecord(SelfPlayStats(), {}, 0, report=json.loads(report))
+    shown = [f"{w['lost_lines_first']}/{w['lost_lines_second']}" for w in walks.values()]
+    assert f"lost lines raw {shown[0]} 2 {shown[1]} book {len(book)}" in status_line(
+        Progress(iteration=2), 2, record
+    )
     lines = [walk["lost_lines_first"] + walk["lost_lines_second"] for walk in walks.values()]
     assert max(lines) <= len(lost) == len(progress["book_lost"]) <= sum(lines)
     assert np.array_equal(lost, book[progress["book_lost"]])
