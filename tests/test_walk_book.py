@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,12 +24,12 @@ from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.book import BookError, BookFile, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
 from ultimate_rl.selfplay.worker import SelfPlayStats, SelfPlayWorker
-from ultimate_rl.train import ConfigError, check_config, train
+from ultimate_rl.train import ConfigError, check_config, every_line, train, walk_book
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import required
+from ultimate_rl.train.every_line import budget_player, key, required, worst_line
 from ultimate_rl.train.learner import Progress
 from ultimate_rl.train.logs import IterationRecord, status_line
-from ultimate_rl.train.loop import BOOK
+from ultimate_rl.train.loop import BOOK, PeriodicEvaluation
 from ultimate_rl.train.run import compose_train_config
 from ultimate_rl.train.walk_book import RunBook, grow_book, walk_at_stake
 
@@ -76,7 +77,7 @@ def plain_walk(game, side: int) -> tuple[set[bytes], set[bytes]]:
 )
 def test_the_walk_finds_the_positions_at_stake_of_a_plain_walk(name: str, side: int):
     game = make(name)
-    states, lost = walk_at_stake(game, scrambled, side)
+    states, lost, _ = walk_at_stake(game, scrambled, side)
     at_stake, plain_lost = plain_walk(game, side)
     assert {s.tobytes() for s in states} == at_stake and len(states) == len(at_stake) > 0
     assert {s.tobytes() for s in states[lost]} == plain_lost  # lost lines on either side
@@ -89,8 +90,8 @@ def test_the_book_keeps_every_walk_of_every_budget():
     budgets = (0, 8)
     grown, lost_rows, found = grow_book(elsewhere, game, scrambled, budgets)
     walks = {b: [walk_at_stake(game, scrambled, side, b) for side in (0, 1)] for b in budgets}
-    walked = {b: {s.tobytes() for states, _ in walks[b] for s in states} for b in budgets}
-    lost = {s.tobytes() for b in budgets for states, lost in walks[b] for s in states[lost]}
+    walked = {b: {s.tobytes() for states, _, _ in walks[b] for s in states} for b in budgets}
+    lost = {s.tobytes() for b in budgets for states, lost, _ in walks[b] for s in states[lost]}
     assert walked[0] != walked[8]  # the search walk meets positions the raw policy's does not
     assert {s.tobytes() for s in grown} == walked[0] | walked[8] | {elsewhere[0].tobytes()}
     assert np.array_equal(grown[0], elsewhere[0])  # the book's rows first, then the walks'
@@ -98,10 +99,13 @@ def test_the_book_keeps_every_walk_of_every_budget():
     assert len({s.tobytes() for s in grown}) == len(grown)  # each position once
     assert found["book"] == {"size": len(grown), "added": len(grown) - 1, "lost": len(lost)}
     for budget in budgets:
+        for side in (0, 1):  # the verdict's figure for each walk (``walk_budgets`` takes it)
+            worst = worst_line(game, budget_player(game, scrambled, budget), side)
+            assert found[key(budget, side)] == walks[budget][side].worst == worst
         figures = found["walk"][str(budget)]
         assert figures["at_stake_first"] + figures["at_stake_second"] == len(walked[budget])
         assert figures["lost_lines_first"] + figures["lost_lines_second"] == sum(
-            int(lost.sum()) for _, lost in walks[budget]
+            int(lost.sum()) for _, lost, _ in walks[budget]
         )
     again, lost_again, found = grow_book(grown, game, scrambled, budgets)
     assert np.array_equal(again, grown) and found["book"]["added"] == 0
@@ -119,6 +123,33 @@ def test_the_walks_start_once_the_optimal_rate_reaches_walk_from_optimal(tmp_pat
     assert found["book"]["size"] == len(np.load(path)) > 0 and learner.progress.book_walks == 1
     assert "book" in book.grow(scrambled, 0.5)  # once started, every evaluation walks
     assert learner.progress.book_walks == 2
+
+
+def test_an_evaluation_walks_each_budget_once_for_its_book_and_its_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The verdict on perfect play takes the book's walks at the budgets both walk."""
+    overrides = ["selfplay.book.walk=true", "selfplay.book.fraction=0.5", "eval.every=1"]
+    run = check_config(compose_train_config(tiny_run_overrides(*overrides)))
+    run = replace(run, eval=replace(run.eval, perfect_budgets=[0, 2]))
+    run = replace(
+        run, selfplay=replace(run.selfplay, book=replace(run.selfplay.book, walk_budgets=[0, 2]))
+    )
+    walks = []
+
+    def counted(game, choices, side, *args, **kwargs):
+        walks.append(side)
+        return worst_line(game, choices, side, *args, **kwargs)
+
+    monkeypatch.setattr(walk_book, "worst_line", counted)
+    monkeypatch.setattr(every_line, "worst_line", counted)
+    passed = {"perfect": {"worst_as_first": 0, "worst_as_second": 0}, "optimal_rate": 1.0}
+    monkeypatch.setattr("ultimate_rl.train.loop.evaluate_network", lambda *_: dict(passed))
+    learner = SimpleNamespace(progress=Progress(iteration=1))
+    book = RunBook(tmp_path / "book.npy", run.game, run.selfplay.book, learner)
+    report = PeriodicEvaluation(run, scrambled, None, lambda _: tmp_path, book)(learner)
+    assert len(walks) == 4 and report[key(0, 0)] is not None  # two budgets, two sides, once
+    assert learner.progress.perfect == every_line.holds_every_line(run.game, report, [0, 2])
 
 
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

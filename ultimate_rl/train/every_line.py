@@ -17,7 +17,7 @@ the opponent's mistake left it a draw or a win (``required``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -129,15 +129,24 @@ def required(game: Game, side: int) -> int:
     return max(first_value if side == 0 else -first_value, 0)
 
 
-def walk_budgets(game: Game, evaluate: Evaluator, budgets: Sequence[int]) -> dict[str, Any]:
+def walk_budgets(
+    game: Game, evaluate: Evaluator, budgets: Sequence[int], known: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """``key(budget, side)``: the worst result at each budget in order, both sides, up to the
-    first that falls below ``required`` (the later ones would not change the verdict)."""
+    first that falls below ``required`` (the later ones would not change the verdict). A result
+    in ``known`` (this evaluation's walks for the run's book) is taken, not walked again."""
+    known = known or {}
     found: dict[str, Any] = {}
     for budget in budgets:
-        choices = budget_player(game, evaluate, int(budget))
+        choices = None
         for side in (0, 1):
-            worst = worst_line(game, choices, side)
-            found[key(budget, side)] = worst
+            name = key(int(budget), side)
+            if name in known:
+                worst = known[name]
+            else:
+                choices = choices or budget_player(game, evaluate, int(budget))
+                worst = worst_line(game, choices, side)
+            found[name] = worst
             if worst is None or worst < required(game, side):
                 return found
     return found
@@ -146,15 +155,15 @@ def walk_budgets(game: Game, evaluate: Evaluator, budgets: Sequence[int]) -> dic
 def judge_perfect(game: Game, evaluate: Evaluator, report: dict[str, Any], cfg: Any) -> bool:
     """The verdict on one evaluation's ``report`` (``cfg``: the ``eval`` section): optimal on
     ``perfect_optimal_rate`` of the positions, no game lost to the solver, and no line below the
-    game's value at any of ``perfect_budgets``. The walks run only once the cheap tests pass;
-    their worst results join ``report``."""
+    game's value at any of ``perfect_budgets``. The walks run only once the cheap tests pass,
+    and only where ``report`` holds no result of the same walk; their worst results join it."""
     versus = report.get("perfect")
     if versus is None or report.get("optimal_rate", 0.0) < cfg.perfect_optimal_rate:
         return False
     first_value = solve(game, game.initial_state())[0]
     if versus["worst_as_first"] < first_value or versus["worst_as_second"] < -first_value:
         return False
-    report.update(walk_budgets(game, evaluate, cfg.perfect_budgets))
+    report.update(walk_budgets(game, evaluate, cfg.perfect_budgets, known=report))
     return holds_every_line(game, report, cfg.perfect_budgets)
 
 

@@ -256,11 +256,12 @@ class PeriodicEvaluation:
             report = evaluate_network(
                 run.game, self.evaluate, run.search, run.eval, run.seed, self.positions
             )
+            if self.run_book is not None:  # selfplay.book.walk: the walk's positions join
+                report.update(self.run_book.grow(self.evaluate, report.get("optimal_rate", 0.0)))
+            # after the book's walks: the verdict takes their results instead of walking again
             progress.perfect = self.solved and judge_perfect(
                 run.game, self.evaluate, report, run.eval
             )
-            if self.run_book is not None:  # selfplay.book.walk: the walk's positions join
-                report.update(self.run_book.grow(self.evaluate, report.get("optimal_rate", 0.0)))
         if self.rating_hook and due(progress.iteration, run.eval.elo_every):
             rating = self.rating_hook(self.snapshot(learner), progress.step)
             report = {**(report or {}), **rating}

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from tqdm import tqdm
@@ -31,25 +31,36 @@ from ultimate_rl.games import Game, kernels, solve
 from ultimate_rl.search import Evaluator
 from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings
-from ultimate_rl.train.every_line import SIDES, budget_player, required, worst_line
+from ultimate_rl.train.every_line import SIDES, budget_player, key, required, worst_line
 from ultimate_rl.train.learner import Learner
 
 
-def walk_at_stake(
-    game: Game, evaluate: Evaluator, side: int, budget: int = 0
-) -> tuple[np.ndarray, np.ndarray]:
-    """The positions the network agent at ``budget`` simulations (0: the raw policy) meets as
-    ``side`` against every opponent line where its value is at stake (``[N, STATE_LEN]``), and
-    where a move it may play there gives it away (``[N]``)."""
+class StakeWalk(NamedTuple):
+    """One side's walk at one budget (``walk_at_stake``)."""
+
+    at_stake: np.ndarray
+    """``[N, STATE_LEN]``: the positions met where the side's value is at stake."""
+    lost: np.ndarray
+    """``[N]`` bool: where a move the agent may play gives that value away."""
+    worst: int | None
+    """``worst_line``'s result for the walk: the perfect-play verdict's figure, so that an
+    evaluation that walks for its book does not walk again for the verdict."""
+
+
+def walk_at_stake(game: Game, evaluate: Evaluator, side: int, budget: int = 0) -> StakeWalk:
+    """The walk of the network agent at ``budget`` simulations (0: the raw policy) as ``side``
+    against every opponent line: the positions it meets where its value is at stake, where it
+    gives that value away, and the line's worst result."""
     met: list[tuple[np.ndarray, np.ndarray]] = []
-    worst_line(game, budget_player(game, evaluate, budget), side, met=met)
+    worst = worst_line(game, budget_player(game, evaluate, budget), side, met=met)
     floor = required(game, side)
     at_stake, lost = [], []
     for state, moves in met:
         if solve(game, state)[0] >= floor:
             at_stake.append(state)
             lost.append(any(_value_after(game, state, int(move)) < floor for move in moves))
-    return (np.stack(at_stake) if at_stake else EMPTY_BOOK), np.array(lost, dtype=bool)
+    states = np.stack(at_stake) if at_stake else EMPTY_BOOK
+    return StakeWalk(states, np.array(lost, dtype=bool), worst)
 
 
 def _value_after(game: Game, state: np.ndarray, action: int) -> int:
@@ -65,17 +76,19 @@ def grow_book(
     """``book`` (each position once) with the positions it lacks of both sides' walks at each of
     ``budgets`` appended, in the walks' order; the rows of the grown book where a walk lost a
     line; and the figures for the evaluation's report: per budget and side the positions at
-    stake and the moves there that lost a line, and the book's size and growth."""
+    stake and the moves there that lost a line, the walk's worst result (``every_line.key``),
+    and the book's size and growth."""
     found: dict[str, Any] = {"walk": {}}
     parts, lost = [book], [np.zeros(len(book), dtype=bool)]
     for budget in budgets:
         figures = found["walk"][str(budget)] = {}
         for side, name in enumerate(SIDES):
-            states, lost_there = walk_at_stake(game, evaluate, side, budget)
-            parts.append(states)
-            lost.append(lost_there)
-            figures[f"at_stake_{name}"] = len(states)
-            figures[f"lost_lines_{name}"] = int(lost_there.sum())
+            walk = walk_at_stake(game, evaluate, side, budget)
+            parts.append(walk.at_stake)
+            lost.append(walk.lost)
+            figures[f"at_stake_{name}"] = len(walk.at_stake)
+            figures[f"lost_lines_{name}"] = int(walk.lost.sum())
+            found[key(int(budget), side)] = walk.worst
     every, lost_any = np.concatenate(parts), np.concatenate(lost)
     _, first, which = np.unique(every, axis=0, return_index=True, return_inverse=True)
     grown = np.concatenate([book, every[np.sort(first[first >= len(book)])]])

@@ -25,7 +25,7 @@ def main(run_dir: Path, side: int, budgets: list[int]) -> None:
     evaluate = make_evaluator(checkpoint.build_model("cpu"), "cpu", precision="fp32")
     for budget in budgets:
         started = time.perf_counter()
-        states, lost = walk_at_stake(game, evaluate, side, budget)
+        states, lost, _ = walk_at_stake(game, evaluate, side, budget)
         seconds = time.perf_counter() - started
         by_ply = Counter(int(state[layout.MOVES]) for state in states[lost])
         print(

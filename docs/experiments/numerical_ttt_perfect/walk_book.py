@@ -26,7 +26,7 @@ def main(run_dir: Path, sides: list[int], out: Path, lost_only: bool = False) ->
     evaluate = make_evaluator(checkpoint.build_model("cpu"), "cpu", precision="fp32")
     book = []
     for side in sides:
-        states, lost = walk_at_stake(game, evaluate, side)
+        states, lost, _ = walk_at_stake(game, evaluate, side)
         book.append(states[lost] if lost_only else states)
     np.save(out, np.concatenate(book))
     print(f"{out}: {sum(map(len, book))} positions of {run_dir} as side(s) {sides}")
