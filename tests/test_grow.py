@@ -1,5 +1,5 @@
-"""``train.init_from`` a smaller ResNet grows it (``nn.grow``): the bigger network starts with the
-small one's outputs exactly, and every new weight learns from the first step."""
+"""``train.init_from`` a smaller ResNet or MLP grows it (``nn.grow``): the bigger network starts
+with the small one's outputs exactly, and every new weight learns from the first step."""
 
 from __future__ import annotations
 
@@ -11,14 +11,17 @@ import pytest
 import torch
 
 import ultimate_rl
+from tests.helpers import random_play_states, tiny_run_overrides
 from tests.test_init_from_agent import AGENT, random_positions, uttt_run
 from ultimate_rl.nn import make_evaluator
 from ultimate_rl.nn.config import ModelConfig
-from ultimate_rl.nn.grow import can_grow
+from ultimate_rl.nn.grow import can_grow, size_name
 from ultimate_rl.selfplay.worker import SelfPlayWorker
+from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import RunCheckpoints
 from ultimate_rl.train.config import ConfigError
 from ultimate_rl.train.learner import Learner
+from ultimate_rl.train.run import compose_train_config
 from ultimate_rl.train.warm_start import save_warm_start
 
 SHIPPED = ModelConfig(blocks=3, channels=32, board_size=9)  # the shipped agent's sizes
@@ -103,3 +106,34 @@ def test_growing_keeps_the_small_networks_auxiliary_heads_or_says_how(tmp_path: 
     head = "aux_heads.soft_policy.0.weight"
     torch.testing.assert_close(kept.model.state_dict()[head], small.model.state_dict()[head])
     assert Learner(small.run, torch.device("cpu")).init_weights(path) is None  # same size
+
+
+def test_a_wider_mlp_computes_the_narrow_ones_outputs(tmp_path: Path, capsys):
+    def run(*sizes: str):
+        overrides = tiny_run_overrides(*sizes, f"train.init_from={tmp_path / 'small.pt'}")
+        return check_config(compose_train_config(overrides))
+
+    small = Learner(run("model.mlp_hidden=[32,16]"), torch.device("cpu"))
+    save_warm_start(small, tmp_path / "small.pt")
+    big_run = run("model.mlp_hidden=[48,16]", "model.value_hidden=80")
+    big = Learner(big_run, torch.device("cpu"))
+    RunCheckpoints(tmp_path / "run", big_run, {}).restore(big)
+    assert "grown from mlp 32x16" in capsys.readouterr().out
+    states = random_play_states(big_run.game, 64, np.random.default_rng(0))
+    planes = torch.from_numpy(np.stack([big_run.game.encode(s) for s in states]))
+    small.model.eval(), big.model.eval()
+    with torch.no_grad():
+        ours, theirs = big.model(planes), small.model(planes)
+    for head in ("policy", "value"):
+        torch.testing.assert_close(ours[head], theirs[head], atol=1e-5, rtol=1e-5)
+
+
+def test_an_mlp_grows_in_width_only():
+    mlp = ModelConfig(arch="mlp", mlp_hidden=(256, 256), value_hidden=64)
+    assert can_grow(mlp, replace(mlp, mlp_hidden=(512, 256)))
+    assert can_grow(mlp, replace(mlp, value_hidden=128))
+    assert not can_grow(mlp, mlp)
+    assert not can_grow(mlp, replace(mlp, mlp_hidden=(512, 128)))  # one layer narrower
+    assert not can_grow(mlp, replace(mlp, mlp_hidden=(256, 256, 256)))  # a new layer
+    assert not can_grow(mlp, replace(SHIPPED, blocks=4))  # another architecture
+    assert size_name(mlp) == "mlp 256x256" and size_name(SHIPPED) == "3x32"

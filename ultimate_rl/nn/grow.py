@@ -1,5 +1,6 @@
-"""Growing a trained ResNet into a bigger one (``train.init_from`` a smaller network): more
-blocks, channels, head channels or value-head width, starting exactly where the small one is.
+"""Growing a trained network into a bigger one of its kind (``train.init_from`` a smaller
+network): a ResNet by more blocks, channels, head channels or value-head width; an MLP by wider
+layers (the same number of them) and value-head width. It starts exactly where the small one is.
 
 Net2Net's idea (Chen et al., 2016) by zero padding: each of the small network's tensors is copied
 into the leading corner of the big one's; the weights from a new unit into an old one are zeroed,
@@ -8,7 +9,8 @@ so the block adds nothing to its skip; a new global pooling bias (``model.global
 on) starts at zero, so it biases nothing. The big network then computes the small one's outputs,
 and its new units learn from there: their incoming weights keep their random init, and the zeroed
 weights out of them get gradients because their activations are not zero. A bigger network can
-so continue a plateaued smaller one's training instead of starting from noise.
+so continue a plateaued smaller one's training instead of starting from noise. (A new MLP layer
+would not compute the old outputs through its ReLU, so an MLP grows in width only.)
 """
 
 from __future__ import annotations
@@ -21,26 +23,57 @@ from torch import nn
 from ultimate_rl.nn.config import ModelConfig
 
 GROWABLE = ("blocks", "channels", "policy_channels", "value_channels", "value_hidden")
-"""The sizes a network can grow in; every other model setting must match."""
+"""The sizes a ResNet can grow in; every other model setting must match."""
 
 
 def can_grow(small: ModelConfig, big: ModelConfig) -> bool:
-    """Whether ``small``'s network grows into ``big``'s: both ResNets, no size smaller, at least
-    one larger or global pooling gained, the rest equal (auxiliary heads aside: a missing one
-    starts fresh). A global pooling bias reads [means, maxima] side by side, so a pooled tower
-    grows in depth only; pooling is never dropped."""
+    """Whether ``small``'s network grows into ``big``'s: the same architecture, no size smaller,
+    at least one larger (or, for a ResNet, global pooling gained), the rest equal (auxiliary
+    heads aside: a missing one starts fresh). An MLP keeps its number of layers. A global
+    pooling bias reads [means, maxima] side by side, so a pooled tower grows in depth only;
+    pooling is never dropped."""
+    if small.arch != big.arch:
+        return False
+    if small.arch == "mlp":
+        return _mlp_grows(small, big)
     may_differ = (*GROWABLE, "aux_heads", "global_pooling")
     fixed = {k: v for k, v in asdict(small).items() if k not in may_differ}
     sizes = [(getattr(small, k), getattr(big, k)) for k in GROWABLE]
     gains_pooling = big.global_pooling and not small.global_pooling
     return (
-        small.arch == "resnet"
-        and all(getattr(big, k) == v for k, v in fixed.items())
+        all(getattr(big, k) == v for k, v in fixed.items())
         and all(have <= want for have, want in sizes)
         and (any(have < want for have, want in sizes) or gains_pooling)
         and not (small.global_pooling and not big.global_pooling)
         and not (small.global_pooling and big.channels != small.channels)
     )
+
+
+def _mlp_grows(small: ModelConfig, big: ModelConfig) -> bool:
+    """``can_grow`` for two MLPs: wider layers, as many, or a wider value head."""
+    fixed = {
+        k: v
+        for k, v in asdict(small).items()
+        if k not in ("mlp_hidden", "value_hidden", "aux_heads")
+    }
+    if len(small.mlp_hidden) != len(big.mlp_hidden):
+        return False
+    sizes = [
+        *zip(small.mlp_hidden, big.mlp_hidden, strict=True),
+        (small.value_hidden, big.value_hidden),
+    ]
+    return (
+        all(getattr(big, k) == v for k, v in fixed.items())
+        and all(have <= want for have, want in sizes)
+        and any(have < want for have, want in sizes)
+    )
+
+
+def size_name(config: ModelConfig) -> str:
+    """A network's sizes as a person names them: ``3x32`` (blocks x channels), ``mlp 256x256``."""
+    if config.arch == "mlp":
+        return "mlp " + "x".join(str(h) for h in config.mlp_hidden)
+    return f"{config.blocks}x{config.channels}"
 
 
 def grown_state(small: dict[str, torch.Tensor], model: nn.Module) -> dict[str, torch.Tensor]:

@@ -34,6 +34,7 @@ from ultimate_rl.nn import (
     save_checkpoint,
 )
 from ultimate_rl.nn.atomic import remove_stale_temp_files
+from ultimate_rl.nn.grow import size_name
 from ultimate_rl.train.config import RunConfig, TrainSection
 from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.logs import write_json
@@ -65,7 +66,7 @@ class RunCheckpoints:
         if not has_checkpoint(self.run_dir):
             if self.run.train.init_from:
                 small = learner.init_weights(self.run.train.init_from)
-                grown = f", grown from {small.blocks}x{small.channels}" if small else ""
+                grown = f", grown from {size_name(small)}" if small else ""
                 tqdm.write(f"starting from the weights of {self.run.train.init_from}{grown}")
             return
         try:
