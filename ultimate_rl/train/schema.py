@@ -97,7 +97,8 @@ class TrainSection:
     starts from its network's weights (fresh optimiser, replay buffer and counters; a resume
     ignores it, and so does the warm start). The run's model config must fit the network, or be a
     bigger one of the same kind (a ResNet with more blocks, channels, head channels or value
-    width; an MLP with wider layers, as many): the small network then grows into it, computing the same outputs at the start (``nn/grow.py``)."""
+    width; an MLP with wider layers, as many): the small network then grows into it, computing
+    the same outputs at the start (``nn/grow.py``)."""
     precision: str = "auto"
     """Optimiser arithmetic: ``auto`` (bf16 on CUDA and on CPUs with AMX, else fp32),
     ``fp32``, ``bf16``, ``fp16`` (CUDA only)."""
