@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -129,12 +128,14 @@ def test_an_evaluation_walks_each_budget_once_for_its_book_and_its_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """The verdict on perfect play takes the book's walks at the budgets both walk."""
-    overrides = ["selfplay.book.walk=true", "selfplay.book.fraction=0.5", "eval.every=1"]
-    run = check_config(compose_train_config(tiny_run_overrides(*overrides)))
-    run = replace(run, eval=replace(run.eval, perfect_budgets=[0, 2]))
-    run = replace(
-        run, selfplay=replace(run.selfplay, book=replace(run.selfplay.book, walk_budgets=[0, 2]))
+    overrides = tiny_run_overrides(
+        "selfplay.book.walk=true",
+        "selfplay.book.fraction=0.5",
+        "selfplay.book.walk_budgets=[0,2]",
+        "eval.perfect_budgets=[0,2]",
+        "eval.every=1",
     )
+    run = check_config(compose_train_config(overrides))
     walks = []
 
     def counted(game, choices, side, *args, **kwargs):
