@@ -35,37 +35,36 @@ def can_grow(small: ModelConfig, big: ModelConfig) -> bool:
     if small.arch != big.arch:
         return False
     if small.arch == "mlp":
-        return _mlp_grows(small, big)
-    may_differ = (*GROWABLE, "aux_heads", "global_pooling")
-    fixed = {k: v for k, v in asdict(small).items() if k not in may_differ}
+        sizes = [
+            *zip(small.mlp_hidden, big.mlp_hidden, strict=False),
+            (small.value_hidden, big.value_hidden),
+        ]
+        return len(small.mlp_hidden) == len(big.mlp_hidden) and _grows(
+            small, big, ("mlp_hidden", "value_hidden"), sizes
+        )
     sizes = [(getattr(small, k), getattr(big, k)) for k in GROWABLE]
     gains_pooling = big.global_pooling and not small.global_pooling
     return (
-        all(getattr(big, k) == v for k, v in fixed.items())
-        and all(have <= want for have, want in sizes)
-        and (any(have < want for have, want in sizes) or gains_pooling)
+        _grows(small, big, (*GROWABLE, "global_pooling"), sizes, gains_pooling)
         and not (small.global_pooling and not big.global_pooling)
         and not (small.global_pooling and big.channels != small.channels)
     )
 
 
-def _mlp_grows(small: ModelConfig, big: ModelConfig) -> bool:
-    """``can_grow`` for two MLPs: wider layers, as many, or a wider value head."""
-    fixed = {
-        k: v
-        for k, v in asdict(small).items()
-        if k not in ("mlp_hidden", "value_hidden", "aux_heads")
-    }
-    if len(small.mlp_hidden) != len(big.mlp_hidden):
-        return False
-    sizes = [
-        *zip(small.mlp_hidden, big.mlp_hidden, strict=True),
-        (small.value_hidden, big.value_hidden),
-    ]
+def _grows(
+    small: ModelConfig,
+    big: ModelConfig,
+    may_differ: tuple[str, ...],
+    sizes: list[tuple[int, int]],
+    gained: bool = False,
+) -> bool:
+    """Every setting but ``may_differ`` and the auxiliary heads equal, no size of ``sizes``
+    (small's, big's) smaller, and one larger or something ``gained``."""
+    fixed = {k: v for k, v in asdict(small).items() if k not in (*may_differ, "aux_heads")}
     return (
         all(getattr(big, k) == v for k, v in fixed.items())
         and all(have <= want for have, want in sizes)
-        and any(have < want for have, want in sizes)
+        and (any(have < want for have, want in sizes) or gained)
     )
 
 
