@@ -44,16 +44,17 @@ def test_uct_against_itself_scores_half_within_its_interval() -> None:
 
 
 def test_time_budget_reaches_agents_that_take_one() -> None:
+    # 0.1 s a move, so that the 1.5x slack (0.15 s) outlasts a busy machine's scheduling blips
+    # (0.02 s failed under load) while a move that compiled the kernels in play would exceed it
     result = play_match(
         make("tictactoe", size=4, k=3),
         "uct",
         "random",
-        MatchConfig(num_games=2, opening_plies=0, workers=1, time_per_move=0.02, progress=False),
+        MatchConfig(num_games=2, opening_plies=0, workers=1, time_per_move=0.1, progress=False),
     )
-    assert result.agent_a.kwargs == {"time_per_move": 0.02}
+    assert result.agent_a.kwargs == {"time_per_move": 0.1}
     assert result.agent_b.kwargs == {}
-    assert result.over_budget_moves() == 0
-    assert max(result.move_times("uct")) < 0.2  # the kernels were compiled before play
+    assert result.move_times("uct") and result.over_budget_moves() == 0
 
 
 def test_default_ladder_ratings_are_ordered_on_uttt(tmp_path: Path) -> None:
