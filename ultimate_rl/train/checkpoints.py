@@ -65,9 +65,12 @@ class RunCheckpoints:
             tqdm.write(f"removed {leftover}: the temp file of a save that a kill interrupted")
         if not has_checkpoint(self.run_dir):
             if self.run.train.init_from:
-                small = learner.init_weights(self.run.train.init_from)
+                source = self.run.train.init_from
+                small = learner.init_weights(source)
                 grown = f", grown from {size_name(small)}" if small else ""
-                tqdm.write(f"starting from the weights of {self.run.train.init_from}{grown}")
+                if self.run.train.init_replay:
+                    grown += f", and its replay window ({learner.init_replay(source):,} positions)"
+                tqdm.write(f"starting from the weights of {source}{grown}")
             return
         try:
             checkpoint = load_checkpoint(self.latest, expected_game=self.run.game)

@@ -257,6 +257,11 @@ def _check_combinations(run: RunConfig) -> None:
             f"eval opponent 'perfect' and train.stop_when_perfect need an exactly solved game "
             f"(numerical_ttt, tictactoe up to 4x4), not {game.name!r}; drop them for this game"
         )
+    if train.init_replay and not train.init_from:
+        raise ConfigError(
+            "train.init_replay=true needs train.init_from=RUN/checkpoints/latest.pt: the "
+            "checkpoint whose replay window the run starts from"
+        )
     if train.stop_when_perfect and run.eval.every <= 0:
         raise ConfigError("train.stop_when_perfect needs evaluations: set eval.every > 0")
     selfplay = run.selfplay

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from ultimate_rl.nn import autocast, build_model
+from ultimate_rl.nn.checkpoint import CheckpointError, load_checkpoint
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import training_precision
 from ultimate_rl.nn.grow import can_grow, grown_state
@@ -295,6 +296,32 @@ class Learner:
             )
         self._offer_trained()
         return checkpoint.model_config if grew else None
+
+    def init_replay(self, path: str) -> int:
+        """Fills the replay window from the training checkpoint at ``path``
+        (``train.init_replay``): its newest positions that fit, with their targets. Returns how
+        many. A file without a window (an agent file, an iteration snapshot) or whose window
+        lacks a target this run stores is a ``ConfigError`` naming the fix."""
+        fix = "use the source run's checkpoints/latest.pt, or drop train.init_replay"
+        try:
+            replay = load_checkpoint(path, expected_game=self.run.game).extra.get("replay")
+        except CheckpointError as err:
+            raise ConfigError(f"train.init_replay=true: {err}; {fix}") from None
+        if not replay:
+            raise ConfigError(f"train.init_replay=true: {path} keeps no replay window; {fix}")
+        lacking = sorted(set(self.replay.targets) - set(replay))
+        if lacking:  # e.g. an auxiliary head's target that the source run did not store
+            raise ConfigError(
+                f"train.init_replay=true: the replay window of {path} has no {lacking} "
+                "target(s), which this run trains on; drop train.init_replay"
+            )
+        try:
+            self.replay.load_state_dict(replay)
+        except ValueError as err:
+            raise ConfigError(
+                f"train.init_replay=true: the replay window of {path} does not fit this run: {err}"
+            ) from None
+        return len(self.replay)
 
     def _check_heads(self, model_state: dict[str, torch.Tensor]) -> None:
         """A resumed network must have this run's auxiliary heads: one more or one fewer is a

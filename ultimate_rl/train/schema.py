@@ -94,11 +94,18 @@ class TrainSection:
     torch's default)."""
     init_from: str | None = None
     """PATH of a training checkpoint (``.pt``) or an exported agent file (``.urla``): a new run
-    starts from its network's weights (fresh optimiser, replay buffer and counters; a resume
-    ignores it, and so does the warm start). The run's model config must fit the network, or be a
-    bigger one of the same kind (a ResNet with more blocks, channels, head channels or value
-    width; an MLP with wider layers, as many): the small network then grows into it, computing
-    the same outputs at the start (``nn/grow.py``)."""
+    starts from its network's weights (fresh optimiser, counters and, unless ``init_replay``,
+    replay buffer; a resume ignores it, and so does the warm start). The run's model config must
+    fit the network, or be a bigger one of the same kind (a ResNet with more blocks, channels,
+    head channels or value width; an MLP with wider layers, as many): the small network then
+    grows into it, computing the same outputs at the start (``nn/grow.py``)."""
+    init_replay: bool = False
+    """With ``init_from`` a run's ``checkpoints/latest.pt`` (the checkpoint that keeps the replay
+    window): start from that window too (the newest positions that fit ``replay_window``, with
+    their targets), so the network, grown or not, goes on learning the data the source run last
+    learned instead of a window its first games fill. The optimiser stays fresh. A fresh window
+    costs a trained network ground (numerical tic-tac-toe: a network whose raw policy lost 69
+    lines lost 289-445 at its first three evaluations; the ``numerical_ttt_perfect`` record)."""
     precision: str = "auto"
     """Optimiser arithmetic: ``auto`` (bf16 on CUDA and on CPUs with AMX, else fp32),
     ``fp32``, ``bf16``, ``fp16`` (CUDA only)."""
