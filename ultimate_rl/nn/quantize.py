@@ -13,12 +13,15 @@ from __future__ import annotations
 import logging
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
 
 from ultimate_rl.nn.inference import INPUT_NAME, onnx_graph
 from ultimate_rl.nn.models import PolicyValueNet
+
+if TYPE_CHECKING:  # onnx is imported where a graph is quantized: it costs any import ~1 s
+    import onnx
 
 HEAD_MARK = "_head"  # ONNX node names inside a head (policy_head, value_head, aux_heads)
 
@@ -31,6 +34,8 @@ def own_initializers(graph: onnx.ModelProto) -> onnx.ModelProto:
     not an initializer, so those convolutions would stay float32 between quantize / dequantize
     pairs, several times slower than int8.
     """
+    import onnx
+
     initializers = {tensor.name: tensor for tensor in graph.graph.initializer}
     shared = [
         node
@@ -49,6 +54,7 @@ def own_initializers(graph: onnx.ModelProto) -> onnx.ModelProto:
 def int8_graph(model: PolicyValueNet, calibration: np.ndarray) -> bytes:
     """The int8 ONNX model of ``model``, its activation ranges calibrated on ``calibration``
     (planes [N, C, H, W] float32 of real positions), as bytes."""
+    import onnx
     from onnxruntime.quantization import (
         CalibrationDataReader,
         CalibrationMethod,
