@@ -152,6 +152,10 @@ class ReplayBuffer:
             **{name: torch.from_numpy(a[:size]) for name, a in self.targets.items()},
         }
 
+    def missing_targets(self, state: Mapping[str, Any]) -> list[str]:
+        """The targets this buffer stores that ``state`` (a ``state_dict()``) lacks."""
+        return sorted(set(self.targets) - set(state))
+
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restores ``state_dict()`` output; a different capacity keeps the newest positions."""
         if "states" not in state:
@@ -174,7 +178,7 @@ class ReplayBuffer:
                 f"planes {self.observation_shape} and {self.num_actions} actions; "
                 "is it another game's run?"
             )
-        missing = sorted(set(self.targets) - set(state))
+        missing = self.missing_targets(state)
         if missing:
             raise ValueError(
                 f"replay state has no {missing} target(s): it was saved before they existed, "

@@ -69,7 +69,7 @@ class RunCheckpoints:
                 small = learner.init_weights(source)
                 grown = f", grown from {size_name(small)}" if small else ""
                 if self.run.train.init_replay:
-                    grown += f", and its replay window ({learner.init_replay(source):,} positions)"
+                    grown += f", and its replay window ({len(learner.replay):,} positions)"
                 tqdm.write(f"starting from the weights of {source}{grown}")
             return
         try:

@@ -24,7 +24,6 @@ import numpy as np
 import torch
 
 from ultimate_rl.nn import autocast, build_model
-from ultimate_rl.nn.checkpoint import CheckpointError, load_checkpoint
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import training_precision
 from ultimate_rl.nn.grow import can_grow, grown_state
@@ -270,11 +269,12 @@ class Learner:
 
     def init_weights(self, path: str) -> ModelConfig | None:
         """Starts from the network at ``path`` (``train.init_from``): a training checkpoint
-        (e.g. a supervised warm start) or an exported agent file (``.urla``). Its weights only;
-        the optimiser and replay stay fresh. Auxiliary heads it lacks keep their initial
-        weights; a smaller network of the same kind grows into this run's (``nn.grow``); any
-        other difference (an auxiliary head of its that this run lacks, too) is an error naming
-        both configs and the fix. Returns the file's model config when it grew, else None."""
+        (e.g. a supervised warm start) or an exported agent file (``.urla``). Its weights, and
+        with ``train.init_replay`` its replay window (``_init_replay``, from the same read); the
+        optimiser stays fresh. Auxiliary heads it lacks keep their initial weights; a smaller
+        network of the same kind grows into this run's (``nn.grow``); any other difference (an
+        auxiliary head of its that this run lacks, too) is an error naming both configs and the
+        fix. Returns the file's model config when it grew, else None."""
         checkpoint = load_network_weights(path, expected_game=self.run.game)
         state = checkpoint.model_state
         grew = can_grow(checkpoint.model_config, self.run.model)
@@ -295,21 +295,19 @@ class Learner:
                 f"{model_fix(checkpoint.model_config, self.run.model)}; mismatched: {wrong[:4]}"
             )
         self._offer_trained()
+        if self.run.train.init_replay:
+            self._init_replay(checkpoint.extra.get("replay"), path)
         return checkpoint.model_config if grew else None
 
-    def init_replay(self, path: str) -> int:
-        """Fills the replay window from the training checkpoint at ``path``
-        (``train.init_replay``): its newest positions that fit, with their targets. Returns how
-        many. A file without a window (an agent file, an iteration snapshot) or whose window
-        lacks a target this run stores is a ``ConfigError`` naming the fix."""
+    def _init_replay(self, replay: dict[str, Any] | None, path: str) -> None:
+        """Fills the replay window from ``replay``, the ``train.init_from`` file's: its newest
+        positions that fit, with their targets. A file without a window (an agent file, an
+        iteration snapshot) or whose window lacks a target this run stores is a
+        ``ConfigError`` naming the fix."""
         fix = "use the source run's checkpoints/latest.pt, or drop train.init_replay"
-        try:
-            replay = load_checkpoint(path, expected_game=self.run.game).extra.get("replay")
-        except CheckpointError as err:
-            raise ConfigError(f"train.init_replay=true: {err}; {fix}") from None
         if not replay:
             raise ConfigError(f"train.init_replay=true: {path} keeps no replay window; {fix}")
-        lacking = sorted(set(self.replay.targets) - set(replay))
+        lacking = self.replay.missing_targets(replay)
         if lacking:  # e.g. an auxiliary head's target that the source run did not store
             raise ConfigError(
                 f"train.init_replay=true: the replay window of {path} has no {lacking} "
@@ -321,7 +319,6 @@ class Learner:
             raise ConfigError(
                 f"train.init_replay=true: the replay window of {path} does not fit this run: {err}"
             ) from None
-        return len(self.replay)
 
     def _check_heads(self, model_state: dict[str, torch.Tensor]) -> None:
         """A resumed network must have this run's auxiliary heads: one more or one fewer is a
