@@ -15,10 +15,12 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import torch
 from helpers import tiny_run_overrides
 
 from ultimate_rl.games import layout, make, solve
-from ultimate_rl.nn import load_checkpoint
+from ultimate_rl.nn import load_checkpoint, make_evaluator
+from ultimate_rl.nn.losses import Batch
 from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.book import BookError, BookFile, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
@@ -26,7 +28,7 @@ from ultimate_rl.selfplay.worker import SelfPlayStats, SelfPlayWorker
 from ultimate_rl.train import ConfigError, check_config, every_line, train, walk_book
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.every_line import budget_player, key, required, worst_line
-from ultimate_rl.train.learner import Progress
+from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, status_line
 from ultimate_rl.train.loop import BOOK, PeriodicEvaluation
 from ultimate_rl.train.run import compose_train_config
@@ -87,7 +89,7 @@ def test_the_book_keeps_every_walk_of_every_budget():
     game = make("tictactoe")
     elsewhere = np.stack([game.apply_sequence([0, 4, 8, 2])])  # X's 0 and 8 are not scrambled's
     budgets = (0, 8)
-    grown, lost_rows, found = grow_book(elsewhere, game, scrambled, budgets)
+    grown, lost_rows, found, met = grow_book(elsewhere, game, scrambled, budgets)
     walks = {b: [walk_at_stake(game, scrambled, side, b) for side in (0, 1)] for b in budgets}
     walked = {b: {s.tobytes() for states, _, _ in walks[b] for s in states} for b in budgets}
     lost = {s.tobytes() for b in budgets for states, lost, _ in walks[b] for s in states[lost]}
@@ -96,6 +98,7 @@ def test_the_book_keeps_every_walk_of_every_budget():
     assert np.array_equal(grown[0], elsewhere[0])  # the book's rows first, then the walks'
     assert {s.tobytes() for s in grown[lost_rows]} == lost and len(lost_rows) == len(lost)
     assert len({s.tobytes() for s in grown}) == len(grown)  # each position once
+    assert np.array_equal(met, np.arange(1, len(grown)))  # all but the book's row
     assert found["book"] == {"size": len(grown), "added": len(grown) - 1, "lost": len(lost)}
     for budget in budgets:
         for side in (0, 1):  # the verdict's figure for each walk (``walk_budgets`` takes it)
@@ -106,8 +109,9 @@ def test_the_book_keeps_every_walk_of_every_budget():
         assert figures["lost_lines_first"] + figures["lost_lines_second"] == sum(
             int(lost.sum()) for _, lost, _ in walks[budget]
         )
-    again, lost_again, found = grow_book(grown, game, scrambled, budgets)
+    again, lost_again, found, met_again = grow_book(grown, game, scrambled, budgets)
     assert np.array_equal(again, grown) and found["book"]["added"] == 0
+    assert np.array_equal(met_again, met)
     assert np.array_equal(lost_again, lost_rows)
 
 
@@ -260,9 +264,84 @@ def test_a_config_that_cannot_walk_is_named():
 
 @pytest.mark.parametrize(
     "options",
-    [{"lost_share": 0.5}, {"walk_budgets": [0, 32]}, {"walk_from_optimal": 0.98}],
-    ids=["lost_share", "budgets", "from_optimal"],
+    [
+        {"lost_share": 0.5},
+        {"walk_budgets": [0, 32]},
+        {"walk_from_optimal": 0.98},
+        {"teacher": 800},
+    ],
+    ids=["lost_share", "budgets", "from_optimal", "teacher"],
 )
 def test_a_walk_option_without_the_walk_is_named(options: dict):
     with pytest.raises(ValueError, match=r"needs selfplay\.book\.walk=true"):
         BookSettings("book.npy", 0.5, **options)
+
+
+def test_a_teacher_makes_the_walks_positions_lessons_of_its_search(tmp_path: Path):
+    """``selfplay.book.teacher``: each position a walk meets gets the agent search's visits at
+    the teacher's budget, row for row with the book; a row a walk lost is taught again; the
+    lessons of a resumed book are cut back with it."""
+    game, path = make("tictactoe"), tmp_path / "book.npy"
+    elsewhere = game.apply_sequence([0, 4, 8, 2])  # in the starting book, met by no walk
+    save_book(tmp_path / "start.npy", elsewhere[None])
+    settings = BookSettings(str(tmp_path / "start.npy"), walk=True, teacher=8)
+    learner = SimpleNamespace(progress=Progress())
+    book = RunBook(path, game, settings, learner)
+    assert book.lesson_batch(4, np.random.default_rng(0), None) is None  # nothing taught yet
+    found = book.grow(scrambled, 1.0)
+    lessons = np.load(walk_book.lessons_path(path))
+    assert lessons.shape == (len(book.states), game.num_actions) == (found["book"]["size"], 9)
+    assert not lessons[0].any()  # the starting book's row: no walk met it
+    walked = {s.tobytes() for side in (0, 1) for s in walk_at_stake(game, scrambled, side).at_stake}
+    taught = lessons[1:].sum(axis=1) > 0
+    assert taught.all() and {s.tobytes() for s in book.states[1:]} == walked
+    assert found["book"]["taught"] == len(walked)
+    searched = walk_book.search_lessons(game, scrambled, book.states[1:], 8)
+    np.testing.assert_allclose(lessons[1:], searched)
+    legal = np.stack([game.legal_mask(s) for s in book.states[1:]])
+    assert np.all(lessons[1:][~legal] == 0) and np.allclose(lessons[1:].sum(axis=1), 1)
+    batch = book.lesson_batch(64, np.random.default_rng(0), game.symmetries)
+    assert batch is not None and batch.targets["policies"].sum(axis=1).min() > 0.99
+    assert set(batch.targets) == {"policies", "full_search"}
+    again = book.grow(scrambled, 1.0)  # nothing new: only the lost rows are taught again
+    assert again["book"]["taught"] == again["book"]["lost"] > 0
+    learner.progress.book_rows, learner.progress.book_lost = 3, []  # a checkpoint of 3 rows
+    resumed = RunBook(path, game, settings, learner)
+    assert np.array_equal(resumed.lessons, lessons[:3]) and len(resumed.taught) == 2
+
+
+def test_the_learner_fits_the_lessons_policy(tmp_path: Path):
+    """A lesson batch joins every step with the policy loss alone: the raw policy moves to it."""
+    run = check_config(compose_train_config(tiny_run_overrides("optim.lr=0.01", "optim.warmup_steps=0")))
+    game = run.game
+    state = game.apply_sequence([4])
+    lesson = np.zeros(game.num_actions, np.float32)
+    lesson[7] = 1.0  # an edge, which the untrained network has no reason to prefer
+
+    def lessons(size, rng, symmetries):
+        planes, masks = game.encode(state)[None], game.legal_mask(state)[None]
+        targets = {"policies": lesson[None], "full_search": np.ones(1, bool)}
+        return Batch(
+            planes.repeat(size, 0),
+            masks.repeat(size, 0),
+            {name: value.repeat(size, 0) for name, value in targets.items()},
+        )
+
+    def edge_probability(taught: bool) -> tuple[float, dict]:
+        learner = Learner(run, torch.device("cpu"))
+        learner.add(
+            SelfPlayWorker(game, run.search, run.selfplay).play(
+                make_evaluator(learner.model, "cpu", backend="torch"), 4, np.random.default_rng(0)
+            )
+        )
+        learner.lessons = lessons if taught else None
+        terms = learner.train_steps(40)
+        with torch.no_grad():
+            logits = learner.model(torch.from_numpy(game.encode(state)[None]))["policy"][0]
+        logits[~torch.from_numpy(game.legal_mask(state))] = -torch.inf
+        return float(torch.softmax(logits, 0)[7]), terms
+
+    untaught, terms = edge_probability(False)
+    assert "loss/lesson_policy" not in terms
+    taught, terms = edge_probability(True)
+    assert taught > 0.9 > untaught and terms["loss/lesson_policy"] > 0

@@ -271,12 +271,14 @@ def _check_combinations(run: RunConfig) -> None:
             load_book(book.path, game)
         except BookError as err:
             raise ConfigError(str(err)) from None
-    if book.walk and not (is_solvable(game) and book.fraction > 0 and run.eval.every > 0):
+    used = book.fraction > 0 or book.teacher > 0
+    if book.walk and not (is_solvable(game) and used and run.eval.every > 0):
         raise ConfigError(
             "selfplay.book.walk=true grows the book at each evaluation from the every-line walk "
-            f"of an exactly solved game (numerical_ttt, tictactoe), for a share of the games: "
-            f"it needs such a game (this is {game.name!r}), selfplay.book.fraction > 0 (it is "
-            f"{book.fraction}) and eval.every > 0 (it is {run.eval.every})"
+            f"of an exactly solved game (numerical_ttt, tictactoe), for a share of the games or "
+            f"the policy's lessons: it needs such a game (this is {game.name!r}), "
+            f"selfplay.book.fraction > 0 (it is {book.fraction}) or selfplay.book.teacher > 0 "
+            f"(it is {book.teacher}), and eval.every > 0 (it is {run.eval.every})"
         )
     if book.walk_from_optimal > 0 and run.eval.optimal_positions <= 0:
         raise ConfigError(

@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from ultimate_rl.games.symmetry import Symmetry
 from ultimate_rl.nn import autocast, build_model
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import training_precision
 from ultimate_rl.nn.grow import can_grow, grown_state
-from ultimate_rl.nn.losses import Batch, Loss, losses_for, training_loss
+from ultimate_rl.nn.losses import Batch, Loss, losses_for, policy_loss, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.weights import load_network_weights
 from ultimate_rl.runtime.faults import failpoint
@@ -36,6 +37,10 @@ from ultimate_rl.selfplay.targets import OPTIONAL_TARGETS, TARGETS, Target
 from ultimate_rl.selfplay.worker import SelfPlayData
 from ultimate_rl.train.config import ConfigError, OptimSection, RunConfig
 from ultimate_rl.train.presets import PRESETS, preset_values
+
+Lessons = Callable[[int, np.random.Generator, Sequence[Symmetry] | None], Batch | None]
+"""``lessons(size, rng, symmetries)``: a batch of positions with policy targets alone, or
+``None`` while there are none (``train.walk_book.RunBook.lesson_batch``)."""
 
 
 @dataclass
@@ -177,6 +182,8 @@ class Learner:
         self.selfplay_model = copy.deepcopy(self.network) if gated else self.network
         self.progress = Progress()
         self.total_steps = run.train.iterations * run.train.steps_per_iteration
+        # selfplay.book.teacher: a batch of the run book's lessons joins each step (walk_book)
+        self.lessons: Lessons | None = None
 
     def time_spent(self) -> float:
         """The fraction of ``train.max_minutes`` used so far (0 without a time limit); it moves
@@ -220,8 +227,11 @@ class Learner:
             batch = self.replay.sample(self.run.train.batch_size, self.rng, symmetries)
             if self.run.optim.value_target_q_weight > 0:
                 batch = mix_value_targets(batch, self.run.optim.value_target_q_weight)
+            lesson = self.lessons(len(batch), self.rng, symmetries) if self.lessons else None
             failpoint("optimiser")  # tests: a kill between two optimiser steps
-            for key, value in self._step(channels_last(batch.to_torch(self.device))).items():
+            taught = None if lesson is None else channels_last(lesson.to_torch(self.device))
+            terms = self._step(channels_last(batch.to_torch(self.device)), taught)
+            for key, value in terms.items():
                 sums[key] = sums.get(key, 0.0) + value
             self.progress.step += 1
             steps += 1
@@ -232,10 +242,16 @@ class Learner:
         means["train/learning_rate"] = self.optimizer.param_groups[0]["lr"]
         return means
 
-    def _step(self, batch: Batch) -> dict[str, float]:
-        """One optimiser step on ``batch``; its loss terms."""
+    def _step(self, batch: Batch, lesson: Batch | None = None) -> dict[str, float]:
+        """One optimiser step on ``batch`` and the policy loss on ``lesson``; the loss terms
+        (the lesson's as ``loss/lesson_policy``)."""
+        weights = self.run.optim.loss_weights
         with autocast(self.device, self.precision):
-            loss, terms = training_loss(self.model, batch, self.run.optim.loss_weights, self.losses)
+            loss, terms = training_loss(self.model, batch, weights, self.losses)
+            if lesson is not None:
+                taught, _ = policy_loss(self.model, self.model(lesson.planes), lesson)
+                loss = loss + weights["policy"] * taught
+                terms["loss/lesson_policy"] = float(taught.detach())
         self.optimizer.zero_grad(set_to_none=True)
         self.scaler.scale(loss).backward()
         if self.run.optim.grad_clip:

@@ -126,6 +126,8 @@ def train_in_folder(
     run_book = None
     if run.selfplay.book.walk:  # the run's own book: actors read the file its walks rewrite
         run_book = RunBook((run_dir / BOOK).resolve(), run.game, run.selfplay.book, learner)
+        if run.selfplay.book.teacher:
+            learner.lessons = run_book.lesson_batch
         book = replace(selfplay_settings.book, path=str(run_book.path))
         selfplay_settings = replace(selfplay_settings, book=book)
     pool = SelfPlayPool(

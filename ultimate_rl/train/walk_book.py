@@ -16,6 +16,15 @@ The book is ``RUN/book.npy`` (actors read it as it changes: ``selfplay.book.Book
 grows, a walk's new positions appended at its end, so a checkpoint needs only its length
 (``Progress.book_rows``): a resumed run cuts the file back to that and goes on as if never
 stopped, with no copy of a book of a million positions in every checkpoint.
+
+With ``selfplay.book.teacher`` the book's positions are also lessons for the raw policy: self-play
+trains the policy only where its games go, and a raw policy that fits those generalises to the
+rest of the walk at ~99%, which leaves lost lines on a walk of 26,000 positions (the numerical
+record). So each position a walk meets without a lesson, or where the walk lost a line, gets the
+visit distribution of the network agent's deeper search (``search_lessons``), kept in
+``RUN/book_lessons.npy`` row for row with the book (a zero row: none yet), and the learner adds a
+batch of them to each step, trained by the policy loss alone (``Learner.lessons``): the search
+teaches the raw policy its moves on every line (DAgger, with the search as the expert).
 """
 
 from __future__ import annotations
@@ -27,12 +36,21 @@ from typing import Any, NamedTuple
 import numpy as np
 from tqdm import tqdm
 
+from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.games import Game, kernels, solve
+from ultimate_rl.games.symmetry import Symmetry
+from ultimate_rl.nn.losses import Batch
 from ultimate_rl.search import Evaluator
+from ultimate_rl.search.batched import BatchedSearch
+from ultimate_rl.selfplay.augment import apply_random_symmetries
 from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings
-from ultimate_rl.train.every_line import SIDES, budget_player, key, required, worst_line
+from ultimate_rl.selfplay.targets import TARGETS
+from ultimate_rl.train.every_line import CHUNK, SIDES, budget_player, key, required, worst_line
 from ultimate_rl.train.learner import Learner
+
+LESSON_TARGETS = tuple(t for t in TARGETS if t.name in ("policies", "full_search"))
+"""A lesson's targets: the search's visits, for the policy loss alone."""
 
 
 class StakeWalk(NamedTuple):
@@ -70,14 +88,25 @@ def _value_after(game: Game, state: np.ndarray, action: int) -> int:
     return -solve(game, child)[0]
 
 
+class GrownBook(NamedTuple):
+    """``grow_book``'s result."""
+
+    states: np.ndarray
+    """The book with the walks' new positions appended, in the walks' order."""
+    lost: np.ndarray
+    """The rows where a walk lost a line."""
+    figures: dict[str, Any]
+    """For the evaluation's report: per budget and side the positions at stake and the moves
+    there that lost a line, the walk's worst result (``every_line.key``), the book's size and
+    growth."""
+    met: np.ndarray
+    """The rows the walks met."""
+
+
 def grow_book(
     book: np.ndarray, game: Game, evaluate: Evaluator, budgets: Sequence[int] = (0,)
-) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    """``book`` (each position once) with the positions it lacks of both sides' walks at each of
-    ``budgets`` appended, in the walks' order; the rows of the grown book where a walk lost a
-    line; and the figures for the evaluation's report: per budget and side the positions at
-    stake and the moves there that lost a line, the walk's worst result (``every_line.key``),
-    and the book's size and growth."""
+) -> GrownBook:
+    """``book`` (each position once) grown by both sides' walks at each of ``budgets``."""
     found: dict[str, Any] = {"walk": {}}
     parts, lost = [book], [np.zeros(len(book), dtype=bool)]
     for budget in budgets:
@@ -95,20 +124,41 @@ def grow_book(
     # a row's place in the grown book: the book keeps its rows, the new ones follow in order
     place = np.empty(len(first), dtype=np.int64)
     place[np.argsort(first, kind="stable")] = np.arange(len(first))
-    lost_rows = np.unique(place[which.reshape(-1)[lost_any]])
+    rows = place[which.reshape(-1)]
+    lost_rows = np.unique(rows[lost_any])
     found["book"] = {"size": len(grown), "added": len(grown) - len(book), "lost": len(lost_rows)}
-    return grown, lost_rows, found
+    return GrownBook(grown, lost_rows, found, np.unique(rows[len(book) :]))
+
+
+def search_lessons(game: Game, evaluate: Evaluator, states: np.ndarray, budget: int) -> np.ndarray:
+    """``[N, A]``: the visit distribution of the network agent's search at ``budget``
+    simulations, without noise, at each of ``states`` (``selfplay.book.teacher``)."""
+    found = np.zeros((len(states), game.num_actions), np.float32)
+    config = agent_search_config(budget)
+    for start in range(0, len(states), CHUNK):
+        rows = states[start : start + CHUNK]
+        search = BatchedSearch(game, len(rows), config, seed=start)
+        found[start : start + len(rows)] = search.search(rows, evaluate, False).policy_target
+    return found
+
+
+def lessons_path(path: Path) -> Path:
+    """Beside a run's own book: its lessons, row for row (``selfplay.book.teacher``)."""
+    return path.with_name(f"{path.stem}_lessons{path.suffix}")
 
 
 class RunBook:
     """A run's own book (module doc): ``path``, kept as long as ``learner.progress.book_rows``
     says, and beside it the latest walk's lost positions (``selfplay.book.lost_share``), whose
-    rows ``learner.progress.book_lost`` keeps. ``settings``: the walks' budgets, when they
-    start, and the file a new run starts from (``selfplay.book.path``; none if empty)."""
+    rows ``learner.progress.book_lost`` keeps, and with a teacher the lessons
+    (``lessons_path``). ``settings``: the walks' budgets, when they start, the teacher, and the
+    file a new run starts from (``selfplay.book.path``; none if empty)."""
 
     def __init__(self, path: Path, game: Game, settings: BookSettings, learner: Learner) -> None:
         self.path, self.game, self.settings, self.learner = path, game, settings, learner
         self.states = self._restore(settings.path)
+        self.lessons = self._restore_lessons()
+        self.taught = np.flatnonzero(self.lessons.sum(axis=1) > 0)  # the rows with a lesson
         self._save()
 
     def _restore(self, start: str) -> np.ndarray:
@@ -126,20 +176,58 @@ class RunBook:
         progress.book_rows, progress.book_lost = len(states), []
         return states
 
+    def _restore_lessons(self) -> np.ndarray:
+        """The lessons of the book's rows as the file keeps them (rows it lacks have none: the
+        next walk that meets them teaches them)."""
+        found = np.zeros((len(self.states), self.game.num_actions), np.float32)
+        path = lessons_path(self.path)
+        if self.settings.teacher and self.learner.progress.book_rows and path.exists():
+            kept = np.load(path, allow_pickle=False)[: len(found)]
+            if kept.shape[1:] == found.shape[1:]:
+                found[: len(kept)] = kept
+        return found
+
     def grow(self, evaluate: Evaluator, optimal_rate: float) -> dict[str, Any]:
-        """Walks, appends and rewrites the files; the figures for the evaluation's report. The
-        walks start at the first evaluation whose ``optimal_rate`` reaches
+        """Walks, appends, teaches and rewrites the files; the figures for the evaluation's
+        report. The walks start at the first evaluation whose ``optimal_rate`` reaches
         ``walk_from_optimal`` and go on at every one after it (none before: no figures)."""
         progress = self.learner.progress
         if not progress.book_walks and optimal_rate < self.settings.walk_from_optimal:
             return {}
-        budgets = self.settings.walk_budgets
-        self.states, lost_rows, found = grow_book(self.states, self.game, evaluate, budgets)
-        progress.book_rows, progress.book_lost = len(self.states), lost_rows.tolist()
+        grown = grow_book(self.states, self.game, evaluate, self.settings.walk_budgets)
+        added = len(grown.states) - len(self.states)
+        new_rows = np.zeros((added, self.game.num_actions), np.float32)
+        self.lessons = np.concatenate([self.lessons, new_rows])
+        self.states = grown.states
+        progress.book_rows, progress.book_lost = len(self.states), grown.lost.tolist()
         progress.book_walks += 1
+        if self.settings.teacher:
+            untaught = grown.met[self.lessons[grown.met].sum(axis=1) == 0]
+            rows = np.union1d(untaught, grown.lost)
+            taught = self.states[rows]
+            self.lessons[rows] = search_lessons(self.game, evaluate, taught, self.settings.teacher)
+            grown.figures["book"]["taught"] = len(rows)
         self._save()
-        return found
+        self.taught = np.flatnonzero(self.lessons.sum(axis=1) > 0)
+        return grown.figures
+
+    def lesson_batch(
+        self, size: int, rng: np.random.Generator, symmetries: Sequence[Symmetry] | None
+    ) -> Batch | None:
+        """``size`` of the book's lessons drawn uniformly, each under a random one of
+        ``symmetries``; ``None`` before the first."""
+        if not len(self.taught):
+            return None
+        rows = self.taught[rng.integers(0, len(self.taught), size)]
+        planes = np.empty((size, *self.game.observation_shape), np.float32)
+        masks = np.empty((size, self.game.num_actions), bool)
+        kernels.encode_batch(self.states[rows], planes, masks)
+        targets = {"policies": self.lessons[rows], "full_search": np.ones(size, bool)}
+        batch = Batch(planes, masks, targets)
+        return apply_random_symmetries(batch, symmetries or [], rng, LESSON_TARGETS)
 
     def _save(self) -> None:
         save_book(self.path, self.states)
         save_book(lost_path(self.path), self.states[self.learner.progress.book_lost])
+        if self.settings.teacher:
+            save_book(lessons_path(self.path), self.lessons)
