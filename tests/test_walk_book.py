@@ -210,18 +210,24 @@ def test_a_users_book_that_vanishes_is_named(tmp_path: Path):
     assert BookFile(path, game, may_be_absent=True).current() is None
 
 
-def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_path: Path):
+def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+):
     overrides = tiny_run_overrides(
         "selfplay.book.walk=true",
         "selfplay.book.fraction=0.5",
         "selfplay.book.lost_share=0.5",
         "selfplay.book.walk_budgets=[0,2]",
         "selfplay.book.walk_from_optimal=0.01",  # the evaluation's rate reaches the walk
+        "selfplay.book.teacher=4",
         "eval.every=1",
         "eval.opponents=[random]",
     )
     train(compose_train_config([*overrides, "train.iterations=2"]), tmp_path)
     book = np.load(tmp_path / BOOK)
+    lessons = np.load(walk_book.lessons_path(tmp_path / BOOK))
+    assert lessons.shape == (len(book), 9) and np.allclose(lessons.sum(axis=1), 1)
+    assert "lesson_policy" in capsys.readouterr().out  # iteration 2 learned from iteration 1's
     progress = load_checkpoint(tmp_path / CHECKPOINT).extra["progress"]
     assert len(book) > 0 and progress["book_rows"] == len(book)
     report = (tmp_path / "evaluations" / "iter_00002.json").read_text()
@@ -241,6 +247,10 @@ def test_a_run_grows_its_book_and_a_resume_cuts_it_back_to_the_checkpoint(tmp_pa
     train(compose_train_config([*overrides, "train.iterations=3"]), tmp_path)
     grown = np.load(tmp_path / BOOK)
     assert np.array_equal(grown[: len(book)], book)  # the old book first, then the new walk's
+    kept = np.load(walk_book.lessons_path(tmp_path / BOOK))
+    last = json.loads((tmp_path / "evaluations" / "iter_00003.json").read_text())["book"]
+    taught_again = (kept[: len(book)] != lessons).any(axis=1).sum()  # where a walk lost a line
+    assert len(kept) == len(grown) and taught_again <= last["lost"] <= last["taught"]
     assert len({s.tobytes() for s in grown}) == len(grown)
 
 
@@ -312,7 +322,9 @@ def test_a_teacher_makes_the_walks_positions_lessons_of_its_search(tmp_path: Pat
 
 def test_the_learner_fits_the_lessons_policy(tmp_path: Path):
     """A lesson batch joins every step with the policy loss alone: the raw policy moves to it."""
-    run = check_config(compose_train_config(tiny_run_overrides("optim.lr=0.01", "optim.warmup_steps=0")))
+    run = check_config(
+        compose_train_config(tiny_run_overrides("optim.lr=0.01", "optim.warmup_steps=0"))
+    )
     game = run.game
     state = game.apply_sequence([4])
     lesson = np.zeros(game.num_actions, np.float32)
