@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -316,13 +315,6 @@ def test_a_teacher_makes_the_walks_positions_lessons_of_its_search(tmp_path: Pat
     assert set(batch.targets) == {"policies", "full_search"}
     again = book.grow(scrambled, 1.0)  # nothing new: only the lost rows are taught again
     assert again["book"]["taught"] == again["book"]["lost"] > 0
-    lost = book.states[learner.progress.book_lost]
-    for share, want in ((1.0, 64), (0.25, 16)):  # lost_share: that share from the lost rows
-        book.settings = replace(settings, lost_share=share)
-        batch = book.lesson_batch(64, np.random.default_rng(1), None)
-        planes = np.stack([game.encode(s) for s in lost]).reshape(len(lost), -1)
-        drawn = batch.planes.reshape(64, 1, -1)
-        assert (drawn == planes[None]).all(axis=2).any(axis=1).sum() >= want
     learner.progress.book_rows, learner.progress.book_lost = 3, []  # a checkpoint of 3 rows
     resumed = RunBook(path, game, settings, learner)
     assert np.array_equal(resumed.lessons, lessons[:3]) and len(resumed.taught) == 2

@@ -108,8 +108,7 @@ class BookSettings:
     run from scratch learn general play first."""
     lost_share: float = 0.0
     """With ``walk``: share of book games that start where the latest walks lost a line (their
-    mistakes, a few thousand), the rest anywhere in the book (up to millions); with a
-    ``teacher``, the same share of each batch of lessons."""
+    mistakes, a few thousand), the rest anywhere in the book (up to millions)."""
     teacher: int = 0
     """With ``walk``: the book's positions are lessons for the raw policy. Each position a walk
     meets that has no lesson yet, or where the walk lost a line, is searched at this many

@@ -158,7 +158,7 @@ class RunBook:
         self.path, self.game, self.settings, self.learner = path, game, settings, learner
         self.states = self._restore(settings.path)
         self.lessons = self._restore_lessons()
-        self._taught()
+        self.taught = np.flatnonzero(self.lessons.sum(axis=1) > 0)  # the rows with a lesson
         self._save()
 
     def _restore(self, start: str) -> np.ndarray:
@@ -208,32 +208,17 @@ class RunBook:
             self.lessons[rows] = search_lessons(self.game, evaluate, taught, self.settings.teacher)
             grown.figures["book"]["taught"] = len(rows)
         self._save()
-        self._taught()
+        self.taught = np.flatnonzero(self.lessons.sum(axis=1) > 0)
         return grown.figures
-
-    def _taught(self) -> None:
-        """The rows with a lesson, and of them those the latest walks lost a line at."""
-        has_lesson = self.lessons.sum(axis=1) > 0
-        self.taught = np.flatnonzero(has_lesson)
-        lost = np.asarray(self.learner.progress.book_lost, dtype=np.int64)
-        self.lost_taught = lost[has_lesson[lost]]
 
     def lesson_batch(
         self, size: int, rng: np.random.Generator, symmetries: Sequence[Symmetry] | None
     ) -> Batch | None:
-        """``size`` of the book's lessons, each under a random one of ``symmetries``; ``None``
-        before the first. The share ``lost_share`` of them (rounded) are drawn from the rows the
-        latest walks lost a line at, the rest from every lesson, uniformly."""
+        """``size`` of the book's lessons drawn uniformly, each under a random one of
+        ``symmetries``; ``None`` before the first."""
         if not len(self.taught):
             return None
-        lost = self.lost_taught
-        from_lost = round(size * self.settings.lost_share) if len(lost) else 0
-        rows = np.concatenate(
-            [
-                lost[rng.integers(0, len(lost), from_lost)],
-                self.taught[rng.integers(0, len(self.taught), size - from_lost)],
-            ]
-        )
+        rows = self.taught[rng.integers(0, len(self.taught), size)]
         planes = np.empty((size, *self.game.observation_shape), np.float32)
         masks = np.empty((size, self.game.num_actions), bool)
         kernels.encode_batch(self.states[rows], planes, masks)
