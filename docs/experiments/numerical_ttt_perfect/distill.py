@@ -22,33 +22,17 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.games import kernels
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.nn.checkpoint import save_checkpoint
 from ultimate_rl.nn.losses import Batch, losses_for, policy_loss, training_loss
-from ultimate_rl.search.batched import BatchedSearch
 from ultimate_rl.selfplay.augment import apply_random_symmetries
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.selfplay.targets import TARGETS
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.learner import make_optimizer, stored_targets
-from ultimate_rl.train.walk_book import walk_at_stake
-
-CHUNK = 256
-
-
-def teacher_policies(game, evaluate, states: np.ndarray, budget: int) -> np.ndarray:
-    """The visit distribution of the agent's ``budget``-simulation search at each state."""
-    config = agent_search_config(budget)
-    out = np.zeros((len(states), game.num_actions), np.float32)
-    for start in range(0, len(states), CHUNK):
-        rows = states[start : start + CHUNK]
-        searcher = BatchedSearch(game, len(rows), config, seed=start)
-        found = searcher.search(rows, evaluate, add_noise=False)
-        out[start : start + len(rows)] = found.policy_target
-    return out
+from ultimate_rl.train.walk_book import search_lessons, walk_at_stake
 
 
 def walk_figures(game, evaluate, budgets: list[int]) -> tuple[list[np.ndarray], str]:
@@ -136,7 +120,7 @@ def main(args: argparse.Namespace) -> None:
         new = walked[[s.tobytes() not in known for s in walked]]
         known.update(dict.fromkeys(s.tobytes() for s in new))
         started = time.perf_counter()
-        targets = np.concatenate([targets, teacher_policies(game, evaluate, new, args.teacher)])
+        targets = np.concatenate([targets, search_lessons(game, evaluate, new, args.teacher)])
         states = np.concatenate([states, new])
         seconds = time.perf_counter() - started
         print(
