@@ -28,11 +28,10 @@ from ultimate_rl.nn.checkpoint import save_checkpoint
 from ultimate_rl.nn.losses import Batch, losses_for, policy_loss, training_loss
 from ultimate_rl.selfplay.augment import apply_random_symmetries
 from ultimate_rl.selfplay.replay import ReplayBuffer
-from ultimate_rl.selfplay.targets import TARGETS
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.learner import make_optimizer, stored_targets
-from ultimate_rl.train.walk_book import search_lessons, walk_at_stake
+from ultimate_rl.train.walk_book import LESSON_TARGETS, search_lessons, walk_at_stake
 
 
 def walk_figures(game, evaluate, budgets: list[int]) -> tuple[list[np.ndarray], str]:
@@ -53,7 +52,6 @@ def train(model, optimizer, run, replay, states, targets, args, rng) -> tuple[fl
     against the teacher's ``targets``, weighted ``args.weight``); the two losses' means."""
     game, size = run.game, run.train.batch_size
     losses = losses_for(model.config)
-    policy_only = [t for t in TARGETS if t.name == "policies"]
     sums = np.zeros(2)
     model.train()
     for _ in range(args.steps):
@@ -64,7 +62,7 @@ def train(model, optimizer, run, replay, states, targets, args, rng) -> tuple[fl
         masks = np.empty((size, game.num_actions), bool)
         kernels.encode_batch(states[index], planes, masks)
         taught = Batch(planes, masks, {"policies": targets[index], "full_search": np.ones(size)})
-        taught = apply_random_symmetries(taught, game.symmetries, rng, policy_only)
+        taught = apply_random_symmetries(taught, game.symmetries, rng, LESSON_TARGETS)
         taught = taught.to_torch("cpu")
         distilled, _ = policy_loss(model, model(taught.planes), taught)
         optimizer.zero_grad(set_to_none=True)
