@@ -142,6 +142,23 @@ def search_lessons(game: Game, evaluate: Evaluator, states: np.ndarray, budget: 
     return found
 
 
+def lesson_batch(
+    game: Game,
+    states: np.ndarray,
+    policies: np.ndarray,
+    rng: np.random.Generator,
+    symmetries: Sequence[Symmetry] | None,
+) -> Batch:
+    """``states`` with their lessons ``policies`` as a batch for the policy loss alone, each
+    under a random one of ``symmetries``."""
+    planes = np.empty((len(states), *game.observation_shape), np.float32)
+    masks = np.empty((len(states), game.num_actions), bool)
+    kernels.encode_batch(states, planes, masks)
+    targets = {"policies": policies, "full_search": np.ones(len(states), bool)}
+    batch = Batch(planes, masks, targets)
+    return apply_random_symmetries(batch, symmetries or [], rng, LESSON_TARGETS)
+
+
 def lessons_path(path: Path) -> Path:
     """Beside a run's own book: its lessons, row for row (``selfplay.book.teacher``)."""
     return path.with_name(f"{path.stem}_lessons{path.suffix}")
@@ -158,7 +175,7 @@ class RunBook:
         self.path, self.game, self.settings, self.learner = path, game, settings, learner
         self.states = self._restore(settings.path)
         self.lessons = self._restore_lessons()
-        self.taught = np.flatnonzero(self.lessons.sum(axis=1) > 0)  # the rows with a lesson
+        self._index_lessons()
         self._save()
 
     def _restore(self, start: str) -> np.ndarray:
@@ -208,8 +225,12 @@ class RunBook:
             self.lessons[rows] = search_lessons(self.game, evaluate, taught, self.settings.teacher)
             grown.figures["book"]["taught"] = len(rows)
         self._save()
-        self.taught = np.flatnonzero(self.lessons.sum(axis=1) > 0)
+        self._index_lessons()
         return grown.figures
+
+    def _index_lessons(self) -> None:
+        """``taught``: the rows with a lesson, which ``lesson_batch`` draws from every step."""
+        self.taught = np.flatnonzero(self.lessons.sum(axis=1) > 0)
 
     def lesson_batch(
         self, size: int, rng: np.random.Generator, symmetries: Sequence[Symmetry] | None
@@ -219,12 +240,7 @@ class RunBook:
         if not len(self.taught):
             return None
         rows = self.taught[rng.integers(0, len(self.taught), size)]
-        planes = np.empty((size, *self.game.observation_shape), np.float32)
-        masks = np.empty((size, self.game.num_actions), bool)
-        kernels.encode_batch(self.states[rows], planes, masks)
-        targets = {"policies": self.lessons[rows], "full_search": np.ones(size, bool)}
-        batch = Batch(planes, masks, targets)
-        return apply_random_symmetries(batch, symmetries or [], rng, LESSON_TARGETS)
+        return lesson_batch(self.game, self.states[rows], self.lessons[rows], rng, symmetries)
 
     def _save(self) -> None:
         save_book(self.path, self.states)

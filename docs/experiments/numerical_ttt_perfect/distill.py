@@ -25,13 +25,12 @@ from omegaconf import OmegaConf
 from ultimate_rl.games import kernels
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.nn.checkpoint import save_checkpoint
-from ultimate_rl.nn.losses import Batch, losses_for, policy_loss, training_loss
-from ultimate_rl.selfplay.augment import apply_random_symmetries
+from ultimate_rl.nn.losses import losses_for, policy_loss, training_loss
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import CHECKPOINT
 from ultimate_rl.train.learner import make_optimizer, stored_targets
-from ultimate_rl.train.walk_book import LESSON_TARGETS, search_lessons, walk_at_stake
+from ultimate_rl.train.walk_book import lesson_batch, search_lessons, walk_at_stake
 
 
 def walk_figures(game, evaluate, budgets: list[int]) -> tuple[list[np.ndarray], str]:
@@ -58,11 +57,7 @@ def train(model, optimizer, run, replay, states, targets, args, rng) -> tuple[fl
         batch = replay.sample(size, rng, game.symmetries).to_torch("cpu")
         total, terms = training_loss(model, batch, run.optim.loss_weights, losses)
         index = rng.integers(0, len(states), size)
-        planes = np.empty((size, *game.observation_shape), np.float32)
-        masks = np.empty((size, game.num_actions), bool)
-        kernels.encode_batch(states[index], planes, masks)
-        taught = Batch(planes, masks, {"policies": targets[index], "full_search": np.ones(size)})
-        taught = apply_random_symmetries(taught, game.symmetries, rng, LESSON_TARGETS)
+        taught = lesson_batch(game, states[index], targets[index], rng, game.symmetries)
         taught = taught.to_torch("cpu")
         distilled, _ = policy_loss(model, model(taught.planes), taught)
         optimizer.zero_grad(set_to_none=True)
