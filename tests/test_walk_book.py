@@ -357,3 +357,31 @@ def test_the_learner_fits_the_lessons_policy(tmp_path: Path):
     assert "loss/lesson_policy" not in terms
     taught, terms = edge_probability(True)
     assert taught > 0.9 > untaught and terms["loss/lesson_policy"] > 0
+
+
+def test_missed_lessons_are_drawn_at_their_share(tmp_path: Path):
+    """``selfplay.book.missed_share``: each walk finds the lessons whose top move the raw policy
+    does not play (under half the lesson's top visits), a batch draws its share from them, and a
+    resume keeps them."""
+    game, path = make("tictactoe"), tmp_path / "book.npy"
+    settings = BookSettings("", walk=True, teacher=8, missed_share=1.0)
+    learner = SimpleNamespace(progress=Progress())
+    book = RunBook(path, game, settings, learner)
+    found = book.grow(scrambled, 1.0)
+    expected = []
+    for row, (state, lesson) in enumerate(zip(book.states, book.lessons, strict=True)):
+        mask = game.legal_mask(state)
+        logits, _ = scrambled(game.encode(state)[None], mask[None])
+        top = int(np.flatnonzero(mask)[np.argmax(logits[0][mask])])
+        if lesson[top] < 0.5 * lesson.max():
+            expected.append(row)
+    assert 0 < len(expected) < len(book.states)  # the fixed network misses some, not all
+    assert book.missed.tolist() == expected == learner.progress.book_missed
+    assert found["book"]["missed"] == len(expected)
+    batch = book.lesson_batch(64, np.random.default_rng(0), None)
+    missed = {lesson.tobytes() for lesson in book.lessons[expected]}
+    assert all(p.tobytes() in missed for p in batch.targets["policies"])
+    resumed = RunBook(path, game, settings, learner)
+    assert resumed.missed.tolist() == expected
+    with pytest.raises(ValueError, match=r"missed_share > 0 needs selfplay\.book\.teacher > 0"):
+        BookSettings("", walk=True, missed_share=0.5)

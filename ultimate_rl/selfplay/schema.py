@@ -117,11 +117,22 @@ class BookSettings:
     none). The raw policy can then play the deep search's moves on every line, not only on the
     lines self-play reaches (numerical tic-tac-toe's second player, 300 iterations with a book:
     46 raw lost lines against 197 without lessons; docs/experiments/numerical_ttt_perfect)."""
+    missed_share: float = 0.0
+    """With ``teacher``: share of each batch of lessons drawn from those the raw policy has not
+    learned (its top move gets under half the visits of the lesson's top move), found again at
+    each walk; the rest from every lesson. A few thousand missed lessons among hundreds of
+    thousands are otherwise drawn as rarely as the learned ones."""
 
     def __post_init__(self) -> None:
         _check_fraction("book.fraction", self.fraction)
         _check_fraction("book.lost_share", self.lost_share)
         _check_fraction("book.walk_from_optimal", self.walk_from_optimal)
+        _check_fraction("book.missed_share", self.missed_share)
+        if self.missed_share > 0 and not self.teacher:
+            raise ValueError(
+                "selfplay.book.missed_share > 0 needs selfplay.book.teacher > 0: the missed "
+                "lessons are the teacher's"
+            )
         if self.lost_share > 0 and not self.walk:
             raise ValueError(
                 "selfplay.book.lost_share > 0 needs selfplay.book.walk=true: the walk finds "

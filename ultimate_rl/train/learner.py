@@ -59,6 +59,7 @@ class Progress:
     book_rows: int = 0  # selfplay.book.walk: the run's book.npy up to here (train/walk_book.py)
     book_lost: list[int] = field(default_factory=list)  # ... its rows the latest walk lost
     book_walks: int = 0  # ... the walks so far (they start at selfplay.book.walk_from_optimal)
+    book_missed: list[int] = field(default_factory=list)  # ... lessons the raw policy missed then
 
 
 def make_optimizer(model: PolicyValueNet, optim: OptimSection) -> torch.optim.Optimizer:

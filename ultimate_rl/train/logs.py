@@ -265,7 +265,10 @@ def status_line(progress: Progress, iterations: int, record: IterationRecord) ->
                 for budget, w in report["walk"].items()
             ]
             book = report["book"]
-            parts.append(f"lost lines {' '.join(lost)} book {book['size']} (+{book['added']})")
+            missed = f", {book['missed']} lessons missed" if "missed" in book else ""
+            parts.append(
+                f"lost lines {' '.join(lost)} book {book['size']} (+{book['added']}{missed})"
+            )
     if gate:
         verdict = (
             "accepted"

@@ -24,7 +24,9 @@ record). So each position a walk meets without a lesson, or where the walk lost 
 visit distribution of the network agent's deeper search (``search_lessons``), kept in
 ``RUN/book_lessons.npy`` row for row with the book (a zero row: none yet), and the learner adds a
 batch of them to each step, trained by the policy loss alone (``Learner.lessons``): the search
-teaches the raw policy its moves on every line (DAgger, with the search as the expert).
+teaches the raw policy its moves on every line (DAgger, with the search as the expert). With
+``selfplay.book.missed_share`` a share of each batch comes from the lessons the raw policy has not
+learned at the latest walk (``missed_lessons``).
 """
 
 from __future__ import annotations
@@ -142,6 +144,29 @@ def search_lessons(game: Game, evaluate: Evaluator, states: np.ndarray, budget: 
     return found
 
 
+MISSED_CHUNK = 4096
+"""Positions the raw policy scores at once when ``missed_lessons`` looks for its misses."""
+
+
+def missed_lessons(
+    game: Game, evaluate: Evaluator, states: np.ndarray, lessons: np.ndarray
+) -> np.ndarray:
+    """The indices of ``states`` whose lesson the raw policy has not learned: its top move gets
+    under half the visits of the lesson's top move (a tie of good moves is learned)."""
+    found = [np.zeros(0, np.int64)]
+    for start in range(0, len(states), MISSED_CHUNK):
+        rows = states[start : start + MISSED_CHUNK]
+        planes = np.empty((len(rows), *game.observation_shape), np.float32)
+        masks = np.empty((len(rows), game.num_actions), bool)
+        kernels.encode_batch(rows, planes, masks)
+        logits, _ = evaluate(planes, masks)
+        top = np.where(masks, logits, -np.inf).argmax(axis=1)
+        lesson = lessons[start : start + len(rows)]
+        missed = lesson[np.arange(len(rows)), top] < 0.5 * lesson.max(axis=1)
+        found.append(start + np.flatnonzero(missed))
+    return np.concatenate(found)
+
+
 def lesson_batch(
     game: Game,
     states: np.ndarray,
@@ -168,13 +193,15 @@ class RunBook:
     """A run's own book (module doc): ``path``, kept as long as ``learner.progress.book_rows``
     says, and beside it the latest walk's lost positions (``selfplay.book.lost_share``), whose
     rows ``learner.progress.book_lost`` keeps, and with a teacher the lessons
-    (``lessons_path``). ``settings``: the walks' budgets, when they start, the teacher, and the
+    (``lessons_path``) and the rows of those the raw policy missed (``progress.book_missed``).
+    ``settings``: the walks' budgets, when they start, the teacher, and the
     file a new run starts from (``selfplay.book.path``; none if empty)."""
 
     def __init__(self, path: Path, game: Game, settings: BookSettings, learner: Learner) -> None:
         self.path, self.game, self.settings, self.learner = path, game, settings, learner
         self.states = self._restore(settings.path)
         self.lessons = self._restore_lessons()
+        self.missed = np.asarray(learner.progress.book_missed, dtype=np.int64)
         self._index_lessons()
         self._save()
 
@@ -190,7 +217,7 @@ class RunBook:
                 "refill it"
             )
         states = load_book(start, self.game) if start else EMPTY_BOOK
-        progress.book_rows, progress.book_lost = len(states), []
+        progress.book_rows, progress.book_lost, progress.book_missed = len(states), [], []
         return states
 
     def _restore_lessons(self) -> np.ndarray:
@@ -226,6 +253,13 @@ class RunBook:
             grown.figures["book"]["taught"] = len(rows)
         self._save()
         self._index_lessons()
+        if self.settings.missed_share:
+            found = missed_lessons(
+                self.game, evaluate, self.states[self.taught], self.lessons[self.taught]
+            )
+            self.missed = self.taught[found]
+            progress.book_missed = self.missed.tolist()
+            grown.figures["book"]["missed"] = len(self.missed)
         return grown.figures
 
     def _index_lessons(self) -> None:
@@ -235,11 +269,15 @@ class RunBook:
     def lesson_batch(
         self, size: int, rng: np.random.Generator, symmetries: Sequence[Symmetry] | None
     ) -> Batch | None:
-        """``size`` of the book's lessons drawn uniformly, each under a random one of
+        """``size`` of the book's lessons, ``missed_share`` of them from the missed ones (while
+        there are some) and the rest drawn uniformly, each under a random one of
         ``symmetries``; ``None`` before the first."""
         if not len(self.taught):
             return None
         rows = self.taught[rng.integers(0, len(self.taught), size)]
+        if len(self.missed):
+            count = round(self.settings.missed_share * size)
+            rows[:count] = self.missed[rng.integers(0, len(self.missed), count)]
         return lesson_batch(self.game, self.states[rows], self.lessons[rows], rng, symmetries)
 
     def _save(self) -> None:
