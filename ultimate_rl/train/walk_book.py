@@ -48,6 +48,7 @@ from ultimate_rl.selfplay.augment import apply_random_symmetries
 from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings
 from ultimate_rl.selfplay.targets import TARGETS
+from ultimate_rl.train.evaluation import NetworkPlayer
 from ultimate_rl.train.every_line import CHUNK, SIDES, budget_player, key, required, worst_line
 from ultimate_rl.train.learner import Learner
 
@@ -151,16 +152,14 @@ MISSED_CHUNK = 4096
 def missed_lessons(
     game: Game, evaluate: Evaluator, states: np.ndarray, lessons: np.ndarray
 ) -> np.ndarray:
-    """The indices of ``states`` whose lesson the raw policy has not learned: its top move gets
-    under half the visits of the lesson's top move (a tie of good moves is learned)."""
+    """The indices of ``states`` whose lesson the raw policy has not learned: its top move (the
+    raw walk's, ``NetworkPlayer``) gets under half the visits of the lesson's top move (a tie of
+    good moves is learned)."""
+    raw = NetworkPlayer(game, evaluate, 0, agent_search_config(0))
     found = [np.zeros(0, np.int64)]
     for start in range(0, len(states), MISSED_CHUNK):
         rows = states[start : start + MISSED_CHUNK]
-        planes = np.empty((len(rows), *game.observation_shape), np.float32)
-        masks = np.empty((len(rows), game.num_actions), bool)
-        kernels.encode_batch(rows, planes, masks)
-        logits, _ = evaluate(planes, masks)
-        top = np.where(masks, logits, -np.inf).argmax(axis=1)
+        top = raw.actions(rows)
         lesson = lessons[start : start + len(rows)]
         missed = lesson[np.arange(len(rows)), top] < 0.5 * lesson.max(axis=1)
         found.append(start + np.flatnonzero(missed))
