@@ -19,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from lesson_misses import losing_moves  # this folder's script
 
-from ultimate_rl.games import kernels
+from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.nn.losses import policy_loss
 from ultimate_rl.nn.models import build_model
+from ultimate_rl.train.evaluation import NetworkPlayer
 from ultimate_rl.train.walk_book import lesson_batch, missed_lessons
 
 HELD_OUT = 5000
@@ -45,14 +47,17 @@ def main(args: argparse.Namespace) -> None:
     rows = rng.permutation(np.flatnonzero(lessons.sum(axis=1) > 0))
     held, trained = rows[:HELD_OUT], rows[HELD_OUT:]
     probes = {"trained": trained[:HELD_OUT], "held out": held}
-    bad = {name: _bad_moves(game, book[probe]) for name, probe in probes.items()}
+    bad = {
+        name: np.stack([losing_moves(game, s) for s in book[probe]])
+        for name, probe in probes.items()
+    }
 
     def figures() -> str:
         model.eval()
         evaluate = make_evaluator(model, "cpu", precision="fp32", backend="torch")
         shares = []
         for name, probe in probes.items():
-            top = _top_moves(game, evaluate, book[probe])
+            top = NetworkPlayer(game, evaluate, 0, agent_search_config(0)).actions(book[probe])
             shares.append(f"{name} {bad[name][np.arange(len(probe)), top].mean():.4f}")
         return "bad top moves: " + ", ".join(shares)
 
@@ -79,23 +84,6 @@ def main(args: argparse.Namespace) -> None:
         if step % max(args.steps // 8, 1) == 0:
             seconds = time.perf_counter() - started
             print(f"  step {step} {figures()}, missed {len(missed)} ({seconds:.0f} s)", flush=True)
-
-
-def _bad_moves(game, states: np.ndarray) -> np.ndarray:
-    """``[N, A]``: the legal moves that give the mover's required value away."""
-    found = np.zeros((len(states), game.num_actions), bool)
-    for row, state in enumerate(states):
-        floor = 1 if game.current_player(state) == 0 else 0
-        found[row] = game.legal_mask(state) & (game.exact_action_values(state) < floor)
-    return found
-
-
-def _top_moves(game, evaluate, states: np.ndarray) -> np.ndarray:
-    planes = np.empty((len(states), *game.observation_shape), np.float32)
-    masks = np.empty((len(states), game.num_actions), bool)
-    kernels.encode_batch(states, planes, masks)
-    logits, _ = evaluate(planes, masks)
-    return np.where(masks, logits, -np.inf).argmax(axis=1)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ultimate_rl.games import kernels
+from ultimate_rl.games import Game, kernels
 from ultimate_rl.nn import load_checkpoint, make_evaluator
+from ultimate_rl.train.every_line import required
 from ultimate_rl.train.walk_book import missed_lessons, search_lessons, walk_at_stake
 
 SAMPLE = 4000
+
+
+def losing_moves(game: Game, state: np.ndarray) -> np.ndarray:
+    """``[A]``: the legal moves that give the mover's value away, as the walk judges
+    (``every_line.required``: the first player must keep its win, the second its draw)."""
+    floor = required(game, game.current_player(state))
+    return game.legal_mask(state) & (game.exact_action_values(state) < floor)
 
 
 def main(run: Path) -> None:
@@ -27,10 +35,6 @@ def main(run: Path) -> None:
     evaluate = make_evaluator(checkpoint.build_model("cpu"), "cpu", precision="fp32")
     book, lessons = np.load(run / "book.npy"), np.load(run / "book_lessons.npy")
     rows = {state.tobytes(): row for row, state in enumerate(book)}
-
-    def losing(state: np.ndarray) -> np.ndarray:
-        floor = 1 if game.current_player(state) == 0 else 0
-        return game.legal_mask(state) & (game.exact_action_values(state) < floor)
 
     def raw_policy(states: np.ndarray) -> np.ndarray:
         planes = np.empty((len(states), *game.observation_shape), np.float32)
@@ -46,7 +50,7 @@ def main(run: Path) -> None:
         print(f"side {side}: {len(walk.at_stake)} positions at stake, {len(lost)} lost")
         fresh = search_lessons(game, evaluate, lost, 800) if len(lost) else lost
         for state, policy, searched in zip(lost, raw_policy(lost), fresh, strict=True):
-            bad, row = losing(state), rows.get(state.tobytes())
+            bad, row = losing_moves(game, state), rows.get(state.tobytes())
             lesson = lessons[row] if row is not None else np.zeros(game.num_actions)
             print(
                 f"  book row {row}: {bad.sum()} of {game.legal_mask(state).sum()} moves lose; "
@@ -55,7 +59,7 @@ def main(run: Path) -> None:
             )
     taught = np.flatnonzero(lessons.sum(axis=1) > 0)
     sample = np.random.default_rng(0).choice(taught, min(SAMPLE, len(taught)), replace=False)
-    bad = np.stack([losing(state) for state in book[sample]])
+    bad = np.stack([losing_moves(game, state) for state in book[sample]])
     index = np.arange(len(sample))
     raw_top = raw_policy(book[sample]).argmax(axis=1)
     missed = missed_lessons(game, evaluate, book[sample], lessons[sample])
