@@ -231,3 +231,89 @@ def test_run_mode_draws_the_learning_curve_by_training_minute(tmp_path: Path) ->
         writer.add_scalar(MINUTES_TAG, minutes, iteration)
     writer.close()
     assert snapshot_minutes(run, [(10, {}), (20, {"minutes": 7.0})]) == {10: 1.5, 20: 7.0}
+
+
+def every_line_by_recursion(game, agent, side: int) -> dict[str, int]:
+    """``agent``'s walk as ``side`` by plain recursion over every opponent line: the worst result
+    on a line that passes through a position not lost for ``side``, the positions met where
+    ``side`` moves with its value at stake, and those where its move gives that value away."""
+    from ultimate_rl.games import kernels, layout, solve
+    from ultimate_rl.train.every_line import required
+
+    floor = required(game, side)
+    at_stake: dict[bytes, bool] = {}
+
+    def value(state) -> int:  # the solver's, ``side``'s view
+        result = solve(game, state)[0]
+        return result if state[layout.PLAYER] == side else -result
+
+    def walk(state, held: bool) -> int:
+        if state[layout.STATUS] != layout.ONGOING:
+            result = int(kernels.outcome(state)) * (1 if side == 0 else -1)
+            return result if held or result >= 0 else 1
+        held = held or value(state) >= floor
+        mine = state[layout.PLAYER] == side
+        moves = [agent.select_action(game, state)] if mine else game.legal_actions(state)
+        worst = 1
+        for move in moves:
+            child = state.copy()
+            kernels.apply(child, int(move))
+            if mine and value(state) >= floor:
+                after = value(child) if child[layout.STATUS] == layout.ONGOING else None
+                if after is None:
+                    after = int(kernels.outcome(child)) * (1 if side == 0 else -1)
+                at_stake[state.tobytes()] = after < floor
+            worst = min(worst, walk(child, held))
+        return worst
+
+    worst = walk(game.initial_state(), False)
+    return {"worst": worst, "at_stake": len(at_stake), "lost": sum(at_stake.values())}
+
+
+def test_solved_games_walk_every_line_of_each_network_player(tmp_path: Path) -> None:
+    """Each network player of a sweep is walked against every opponent line as either side, at
+    its own budget; the raw policy's worst lines match a plain recursion over the lines."""
+    from ultimate_rl import agents
+    from ultimate_rl.evaluate.solved import SolvedReport, every_line_walks
+
+    checkpoint = save_tictactoe_checkpoint(tmp_path / "ckpt.pt", 5)
+    evaluation, written = evaluate_from_config(
+        base_config(
+            tmp_path,
+            checkpoint=str(checkpoint),
+            network={"num_simulations": [0, 4]},
+            ladder=["random"],
+            games_per_opponent=2,
+            solved_positions=10,
+            perfect_games=2,
+        )
+    )
+    raw = agents.make("network", checkpoint=str(checkpoint), num_simulations=0)
+    game = raw.checkpoint.make_game()
+    for label, budget in (("step-5@0", 0), ("step-5@4", 4)):
+        walks = evaluation.solved[label].every_line
+        agent = agents.make("network", checkpoint=str(checkpoint), num_simulations=budget)
+        assert walks == every_line_walks(game, agent)
+        assert set(walks) == {"first", "second"} and walks["first"]["required"] == 0
+    walks = evaluation.solved["step-5@0"].every_line
+    for side, name in enumerate(("first", "second")):
+        found = {k: walks[name][k] for k in ("worst", "at_stake", "lost")}
+        assert found == every_line_by_recursion(game, raw, side)
+    lost = [s for s in ("first", "second") if walks[s]["worst"] < 0]
+    assert lost and all(walks[s]["lost"] > 0 for s in lost)  # an untrained network loses lines
+    assert evaluation.solved["step-5@0"].holds_every_line is False
+    table = written[1].read_text()
+    assert "| every line as first | as second |" in table
+    assert f"lost at {walks[lost[0]]['lost']:,} of {walks[lost[0]]['at_stake']:,}" in table
+    data = json.loads(written[0].read_text())
+    assert data["solved"]["step-5@4"]["every_line"] == evaluation.solved["step-5@4"].every_line
+    assert evaluation.scalars("step-5@0")["every_line/lost_second"] == walks["second"]["lost"]
+    # what the walk cannot follow, and the verdict's three answers
+    timed = agents.make("network", checkpoint=str(checkpoint), num_simulations=4, time_per_move=1)
+    assert every_line_walks(game, timed) is None
+    assert every_line_walks(game, agents.make("random")) is None
+    held = {"worst": 0, "required": 0, "at_stake": 3, "lost": 0}
+    report = SolvedReport(1, 1, evaluation.solved["step-5@0"].vs_perfect, {"first": held})
+    assert report.holds_every_line is True
+    report.every_line = {"first": held, "second": {**held, "worst": None}}
+    assert report.holds_every_line is None

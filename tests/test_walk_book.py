@@ -27,12 +27,12 @@ from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
 from ultimate_rl.selfplay.worker import SelfPlayStats, SelfPlayWorker
 from ultimate_rl.train import ConfigError, check_config, every_line, train, walk_book
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import budget_player, key, required, worst_line
+from ultimate_rl.train.every_line import budget_player, key, required, walk_at_stake, worst_line
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, status_line
 from ultimate_rl.train.loop import BOOK, PeriodicEvaluation
 from ultimate_rl.train.run import compose_train_config
-from ultimate_rl.train.walk_book import RunBook, grow_book, walk_at_stake
+from ultimate_rl.train.walk_book import RunBook, grow_book
 
 
 def scrambled(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +146,6 @@ def test_an_evaluation_walks_each_budget_once_for_its_book_and_its_verdict(
         walks.append(side)
         return worst_line(game, choices, side, *args, **kwargs)
 
-    monkeypatch.setattr(walk_book, "worst_line", counted)
     monkeypatch.setattr(every_line, "worst_line", counted)
     passed = {"perfect": {"worst_as_first": 0, "worst_as_second": 0}, "optimal_rate": 1.0}
     monkeypatch.setattr("ultimate_rl.train.loop.evaluate_network", lambda *_: dict(passed))

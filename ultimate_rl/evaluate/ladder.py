@@ -48,7 +48,8 @@ class EvaluationSettings:
     """How much to play. ``ladder_games`` is per pair of neighbouring rungs (None: the same as
     ``games_per_opponent``, 0: no calibration). ``solved_positions`` > 0 adds, on solved games,
     the optimal-move rate on that many positions and a match against the ``perfect`` agent from
-    the start position (a random opening could hand either side a lost game)."""
+    the start position (a random opening could hand either side a lost game), and with
+    ``every_line`` each network agent's walk against every opponent line as either side."""
 
     games_per_opponent: int = 40
     ladder_games: int | None = None
@@ -63,6 +64,7 @@ class EvaluationSettings:
     solved_positions: int = 0
     positions_seed: int = 1234
     perfect_games: int = 20
+    every_line: bool = True
     progress: bool = True
     backend: str = "processes"
     ray_address: str | None = None
@@ -123,6 +125,8 @@ class Evaluation:
             report = self.solved[rating.name]
             out["optimal_move_rate"] = report.optimal_rate
             out["score_vs/perfect"] = report.vs_perfect.score
+            for side, walk in (report.every_line or {}).items():
+                out[f"every_line/lost_{side}"] = walk["lost"]
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -222,6 +226,7 @@ def evaluate_agents(
             replace(settings.match(settings.perfect_games), opening_plies=0),
             records / f"{_slug(spec.label)}__vs__{PERFECT}.jsonl" if records else None,
             agent_factory,
+            settings.every_line,
         )
         for spec in subject_specs
         if with_solver

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 from ultimate_rl.evaluate.figure import figure, rung_lines
 from ultimate_rl.evaluate.ladder import Evaluation
@@ -51,14 +52,31 @@ def markdown_table(evaluation: Evaluation) -> str:
         )
     lines += sweep_table(evaluation)
     if evaluation.solved:
-        lines += ["", "| player | optimal moves | vs perfect W / D / L |", "| --- | ---: | --- |"]
+        lines += [
+            "",
+            "| player | optimal moves | vs perfect W / D / L | every line as first | as second |",
+            "| --- | ---: | --- | --- | --- |",
+        ]
         for label, s in evaluation.solved.items():
             m = s.vs_perfect
+            walks = s.every_line or {}
             lines.append(
                 f"| {label} | {s.optimal} / {s.positions} ({s.optimal_rate:.1%}) | "
-                f"{m.wins} / {m.draws} / {m.losses} |"
+                f"{m.wins} / {m.draws} / {m.losses} | {_walk_cell(walks.get('first'))} | "
+                f"{_walk_cell(walks.get('second'))} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _walk_cell(walk: dict[str, Any] | None) -> str:
+    """One side's every-line walk in the table: held, or where its moves gave the value away."""
+    if walk is None:
+        return "not walked"
+    if walk["worst"] is None:
+        return "too many positions to walk"
+    if walk["worst"] >= walk["required"]:
+        return f"held ({walk['at_stake']:,} positions)"
+    return f"lost at {walk['lost']:,} of {walk['at_stake']:,} positions"
 
 
 def sweep_table(evaluation: Evaluation) -> list[str]:

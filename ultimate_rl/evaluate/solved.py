@@ -1,9 +1,12 @@
 """Solved games (numerical tic-tac-toe, tic-tac-toe 3x3/4x4): play measured against perfect play.
 
-Two figures an Elo number cannot give: the share of a fixed, seeded set of positions (sampled by
+Figures an Elo number cannot give: the share of a fixed, seeded set of positions (sampled by
 random play, so every run and every checkpoint is scored on the same ones) where the agent's move
-keeps the exact game value, and its match result against the ``perfect`` agent. The positions
-come from ``ultimate_rl.games.sample_positions``, which training's evaluation uses too.
+keeps the exact game value, its match result against the ``perfect`` agent, and for a network
+agent the verdict of perfect play itself: its walk against every opponent line as either side
+(``train.every_line``, the walk training's stop rule takes), at the agent's own budget and
+inference path. The positions come from ``ultimate_rl.games.sample_positions``, which training's
+evaluation uses too.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ultimate_rl.agents.base import Agent
 from ultimate_rl.evaluate.arena import MatchConfig, MatchResult, play_match
 from ultimate_rl.evaluate.specs import AgentFactory, AgentSpec, build_agent, takes_option
 from ultimate_rl.games import Game, sample_positions, solve
@@ -28,6 +32,16 @@ class SolvedReport:
     positions: int
     optimal: int
     vs_perfect: MatchResult
+    every_line: dict[str, dict[str, Any]] | None = None
+    """Per side (``first``, ``second``): ``every_line_walks``' figures; None if not walked."""
+
+    @property
+    def holds_every_line(self) -> bool | None:
+        """Whether no opponent line, as either side, took the agent below the game's value
+        (None: not walked, or a ply too large to walk)."""
+        if self.every_line is None or any(w["worst"] is None for w in self.every_line.values()):
+            return None
+        return all(w["worst"] >= w["required"] for w in self.every_line.values())
 
     @property
     def optimal_rate(self) -> float:
@@ -39,6 +53,8 @@ class SolvedReport:
             "optimal": self.optimal,
             "optimal_rate": self.optimal_rate,
             "vs_perfect": self.vs_perfect.summary(),
+            "every_line": self.every_line,
+            "holds_every_line": self.holds_every_line,
         }
 
 
@@ -61,6 +77,30 @@ def optimal_move_rate(
     return optimal
 
 
+def every_line_walks(game: Game, agent: Agent) -> dict[str, dict[str, Any]] | None:
+    """Both sides' walks of ``agent`` against every opponent line (``walk_at_stake``), with its
+    own evaluator and search, each position searched on a fresh tree: per side the worst line's
+    result (None: a ply too large to walk), the ``required`` one, the positions met where its
+    value is at stake, and those where a move it may play gives that value away. None for an
+    agent whose moves the walk cannot follow: not a network agent, a time budget (its moves
+    depend on the clock) or sampling (temperature > 0)."""
+    from ultimate_rl.agents.network import NetworkAgent
+    from ultimate_rl.train.every_line import SIDES, required, walk_at_stake
+
+    if not isinstance(agent, NetworkAgent) or agent.time_per_move or agent.temperature > 0:
+        return None
+    found = {}
+    for side, name in enumerate(SIDES):
+        walk = walk_at_stake(game, agent.evaluate, side, agent.num_simulations, agent.search_config)
+        found[name] = {
+            "worst": walk.worst,
+            "required": required(game, side),
+            "at_stake": len(walk.at_stake),
+            "lost": int(walk.lost.sum()),
+        }
+    return found
+
+
 def solved_report(
     game: Game,
     agent_spec: AgentSpec,
@@ -69,9 +109,12 @@ def solved_report(
     match: MatchConfig,
     record_path: Path | None = None,
     agent_factory: AgentFactory = build_agent,
+    every_line: bool = True,
 ) -> SolvedReport:
-    """The report for ``agent_spec`` (on a game where ``is_solvable``)."""
+    """The report for ``agent_spec`` (on a game where ``is_solvable``); ``every_line``: walk a
+    network agent against every opponent line too."""
     positions = sample_positions(game, num_positions, positions_seed)
     optimal = optimal_move_rate(game, agent_spec, positions, agent_factory, positions_seed)
     vs_perfect = play_match(game, agent_spec, PERFECT, match, record_path, agent_factory)
-    return SolvedReport(len(positions), optimal, vs_perfect)
+    walks = every_line_walks(game, agent_factory(agent_spec, None)) if every_line else None
+    return SolvedReport(len(positions), optimal, vs_perfect, walks)

@@ -18,13 +18,13 @@ the opponent's mistake left it a draw or a win (``required``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.games import Game, kernels, layout, solve
-from ultimate_rl.search import Evaluator
+from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.train.evaluation import NetworkPlayer
 
 MAX_POSITIONS = 100_000
@@ -43,11 +43,14 @@ Chooser = Callable[[np.ndarray], list[np.ndarray]]
 """``choices(states [n, STATE_LEN]) -> n arrays``: every move the player may make in each row."""
 
 
-def budget_player(game: Game, evaluate: Evaluator, num_simulations: int) -> Chooser:
+def budget_player(
+    game: Game, evaluate: Evaluator, num_simulations: int, search: SearchConfig | None = None
+) -> Chooser:
     """Every move the network agent may play at ``num_simulations`` (0: the raw policy), many
     positions at once: the top-scored moves (a search's tied visit counts are broken at
-    random), or the only legal one."""
-    search = agent_search_config(num_simulations)
+    random), or the only legal one. ``search``: the agent's search (``agent_search_config``'s
+    unless given), on a fresh tree at each position."""
+    search = search or agent_search_config(num_simulations)
     player = NetworkPlayer(game, evaluate, num_simulations, search)
 
     def choices(states: np.ndarray) -> list[np.ndarray]:
@@ -175,3 +178,48 @@ def holds_every_line(game: Game, report: dict[str, Any], budgets: Sequence[int])
             if worst is None or worst < required(game, side):
                 return False
     return True
+
+
+class StakeWalk(NamedTuple):
+    """One side's walk at one budget (``walk_at_stake``)."""
+
+    at_stake: np.ndarray
+    """``[N, STATE_LEN]``: the positions met where the side's value is at stake."""
+    lost: np.ndarray
+    """``[N]`` bool: where a move the agent may play gives that value away."""
+    worst: int | None
+    """``worst_line``'s result for the walk: the perfect-play verdict's figure, so that an
+    evaluation that walks for its book does not walk again for the verdict."""
+
+
+def walk_at_stake(
+    game: Game,
+    evaluate: Evaluator,
+    side: int,
+    budget: int = 0,
+    search: SearchConfig | None = None,
+    max_positions: int = MAX_POSITIONS,
+) -> StakeWalk:
+    """The walk of the network agent at ``budget`` simulations (0: the raw policy; ``search``:
+    its search, by default ``agent_search_config``'s) as ``side`` against every opponent line:
+    the positions it meets where its value is at stake, where it gives that value away, and
+    the line's worst result (``None`` past ``max_positions`` a ply: no verdict, and the
+    positions met up to that ply)."""
+    met: list[tuple[np.ndarray, np.ndarray]] = []
+    choices = budget_player(game, evaluate, budget, search)
+    worst = worst_line(game, choices, side, max_positions, met=met)
+    floor = required(game, side)
+    at_stake, lost = [], []
+    for state, moves in met:
+        if solve(game, state)[0] >= floor:
+            at_stake.append(state)
+            lost.append(any(value_after(game, state, int(move)) < floor for move in moves))
+    states = np.stack(at_stake) if at_stake else np.zeros((0, layout.STATE_LEN), layout.STATE_DTYPE)
+    return StakeWalk(states, np.array(lost, dtype=bool), worst)
+
+
+def value_after(game: Game, state: np.ndarray, action: int) -> int:
+    """The solver's value, for the player who moves, of playing ``action`` at ``state``."""
+    child = state.copy()
+    kernels.apply(child, action)
+    return -solve(game, child)[0]

@@ -39,7 +39,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ultimate_rl.agents.network import agent_search_config
-from ultimate_rl.games import Game, kernels, solve
+from ultimate_rl.games import Game, kernels
 from ultimate_rl.games.symmetry import Symmetry
 from ultimate_rl.nn.losses import Batch
 from ultimate_rl.search import Evaluator
@@ -49,46 +49,11 @@ from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_boo
 from ultimate_rl.selfplay.schema import BookSettings
 from ultimate_rl.selfplay.targets import TARGETS
 from ultimate_rl.train.evaluation import NetworkPlayer
-from ultimate_rl.train.every_line import CHUNK, SIDES, budget_player, key, required, worst_line
+from ultimate_rl.train.every_line import CHUNK, SIDES, key, walk_at_stake
 from ultimate_rl.train.learner import Learner
 
 LESSON_TARGETS = tuple(t for t in TARGETS if t.name in ("policies", "full_search"))
 """A lesson's targets: the search's visits, for the policy loss alone."""
-
-
-class StakeWalk(NamedTuple):
-    """One side's walk at one budget (``walk_at_stake``)."""
-
-    at_stake: np.ndarray
-    """``[N, STATE_LEN]``: the positions met where the side's value is at stake."""
-    lost: np.ndarray
-    """``[N]`` bool: where a move the agent may play gives that value away."""
-    worst: int | None
-    """``worst_line``'s result for the walk: the perfect-play verdict's figure, so that an
-    evaluation that walks for its book does not walk again for the verdict."""
-
-
-def walk_at_stake(game: Game, evaluate: Evaluator, side: int, budget: int = 0) -> StakeWalk:
-    """The walk of the network agent at ``budget`` simulations (0: the raw policy) as ``side``
-    against every opponent line: the positions it meets where its value is at stake, where it
-    gives that value away, and the line's worst result."""
-    met: list[tuple[np.ndarray, np.ndarray]] = []
-    worst = worst_line(game, budget_player(game, evaluate, budget), side, met=met)
-    floor = required(game, side)
-    at_stake, lost = [], []
-    for state, moves in met:
-        if solve(game, state)[0] >= floor:
-            at_stake.append(state)
-            lost.append(any(_value_after(game, state, int(move)) < floor for move in moves))
-    states = np.stack(at_stake) if at_stake else EMPTY_BOOK
-    return StakeWalk(states, np.array(lost, dtype=bool), worst)
-
-
-def _value_after(game: Game, state: np.ndarray, action: int) -> int:
-    """The solver's value, for the player who moves, of playing ``action`` at ``state``."""
-    child = state.copy()
-    kernels.apply(child, action)
-    return -solve(game, child)[0]
 
 
 class GrownBook(NamedTuple):

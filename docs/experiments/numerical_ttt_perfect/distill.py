@@ -29,8 +29,9 @@ from ultimate_rl.nn.losses import losses_for, policy_loss, training_loss
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import CHECKPOINT
+from ultimate_rl.train.every_line import walk_at_stake
 from ultimate_rl.train.learner import make_optimizer, stored_targets
-from ultimate_rl.train.walk_book import lesson_batch, search_lessons, walk_at_stake
+from ultimate_rl.train.walk_book import lesson_batch, search_lessons
 
 
 def walk_figures(game, evaluate, budgets: list[int]) -> tuple[list[np.ndarray], str]:

@@ -20,8 +20,7 @@ from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.search.batched import BatchedSearch
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import required
-from ultimate_rl.train.walk_book import _value_after, walk_at_stake
+from ultimate_rl.train.every_line import required, value_after, walk_at_stake
 
 NOISY_SEARCHES = 8
 
@@ -47,7 +46,7 @@ def main(run_dir: Path, side: int, budgets: list[int]) -> None:
     good = np.zeros((len(lost), game.num_actions), bool)
     for row, state in enumerate(lost):
         for action in game.legal_actions(state):
-            good[row, action] = _value_after(game, state, int(action)) >= floor
+            good[row, action] = value_after(game, state, int(action)) >= floor
     masks = np.stack([game.legal_mask(s) for s in lost])
     logits, _ = evaluate(np.stack([game.encode(s) for s in lost]), masks)
     logits = np.where(masks, logits, -np.inf)
