@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ultimate_rl.evaluate import EvaluationError
@@ -317,3 +318,36 @@ def test_solved_games_walk_every_line_of_each_network_player(tmp_path: Path) -> 
     assert report.holds_every_line is True
     report.every_line = {"first": held, "second": {**held, "worst": None}}
     assert report.holds_every_line is None
+    report.every_line = {"first": {**held, "worst_in_games": -1}, "second": held}
+    assert report.holds_every_line is False
+
+
+def test_a_network_that_holds_by_position_is_walked_in_games_too(tmp_path, monkeypatch):
+    """Where every position's search keeps the value, the games with the tree kept are walked
+    as well (``worst_game_line``), and a line lost there is the verdict."""
+    from ultimate_rl import agents
+    from ultimate_rl.evaluate.report import _walk_cell
+    from ultimate_rl.evaluate.solved import every_line_walks
+    from ultimate_rl.train import every_line
+
+    checkpoint = save_tictactoe_checkpoint(tmp_path / "ckpt.pt", 5)
+    walks = []
+
+    def held(game, evaluate, side, budget=0, search=None, max_positions=0):
+        return every_line.StakeWalk(game.initial_state()[None], np.zeros(1, bool), 0)
+
+    def lost_in_games(game, evaluate, side, num_simulations, search=None):
+        walks.append((side, num_simulations, search.tree_reuse))
+        return -1
+
+    monkeypatch.setattr(every_line, "walk_at_stake", held)
+    monkeypatch.setattr(every_line, "worst_game_line", lost_in_games)
+    for budget, reuse in ((0, True), (4, False), (4, True)):
+        agent = agents.make(
+            "network", checkpoint=str(checkpoint), num_simulations=budget, tree_reuse=reuse
+        )
+        found = every_line_walks(agent.checkpoint.make_game(), agent)
+        in_games = [w.get("worst_in_games") for w in found.values()]
+        assert in_games == ([-1, -1] if budget and reuse else [None, None])
+    assert walks == [(0, 4, True), (1, 4, True)]
+    assert _walk_cell(found["first"]) == "held by position, lost in a game (tree kept)"

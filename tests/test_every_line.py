@@ -12,13 +12,18 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from ultimate_rl.games import make, solve
+from ultimate_rl.agents.network import agent_search_config
+from ultimate_rl.games import kernels, layout, make, solve
+from ultimate_rl.search import BatchedSearch
 from ultimate_rl.train import every_line
 from ultimate_rl.train.every_line import (
+    budget_player,
     holds_every_line,
     judge_perfect,
     key,
     walk_budgets,
+    walks_of,
+    worst_game_line,
     worst_line,
 )
 
@@ -91,7 +96,8 @@ def test_every_tied_move_is_followed(ttt):
 def test_an_exact_network_holds_every_line(ttt, exact):
     budgets = BUDGETS[:2]  # the raw policy and a search (longer ones: the same walk, slower)
     report = walk_budgets(ttt, exact, budgets)
-    assert report == {key(b, side): 0 for b in budgets for side in (0, 1)}
+    assert walks_of(0) == (False,) and walks_of(32) == (False, True)  # games keep the tree
+    assert report == {key(b, s, g): 0 for b in budgets for g in walks_of(b) for s in (0, 1)}
     assert holds_every_line(ttt, report, budgets)
 
 
@@ -113,9 +119,14 @@ def test_one_budget_losing_one_line_fails_the_verdict(ttt, exact, monkeypatch):
 
 
 def test_the_verdict_needs_every_budget_walked(ttt):
-    report = {key(b, side): 0 for b in BUDGETS[:-1] for side in (0, 1)}
+    report = {key(b, s, g): 0 for b in BUDGETS[:-1] for g in walks_of(b) for s in (0, 1)}
+    assert holds_every_line(ttt, report, BUDGETS[:-1])
     assert not holds_every_line(ttt, report, BUDGETS)
     assert not holds_every_line(ttt, {**report, key(800, 0): 0, key(800, 1): None}, BUDGETS)
+    # a search budget's games (the tree kept) must hold too, not only its positions
+    assert not holds_every_line(ttt, {**report, key(200, 1, True): -1}, BUDGETS[:-1])
+    del report[key(32, 0, True)]
+    assert not holds_every_line(ttt, report, BUDGETS[:-1])
 
 
 def test_judge_perfect_walks_only_after_the_cheap_tests(ttt, exact):
@@ -218,3 +229,75 @@ def test_a_transposition_merges_a_saved_and_a_lost_path(numerical, moves, mistak
     sound = second_player(numerical, {}, everywhere_lost=reply)
     expected = min(r for line, r in saved_lines(numerical, sound, 1, start) if line[-1][1])
     assert worst_line(numerical, sound, side=1, start=start) == expected >= 0
+
+
+def noisy(ttt, ttt_positions, seed: int):
+    """The solver's values and best moves, blurred by noise fixed per position: a network that
+    plays most lines right and some wrong, its searches' moves depending on their visits."""
+
+    def evaluate(planes, masks):
+        logits = np.zeros(masks.shape, np.float32)
+        values = np.zeros(len(masks), np.float32)
+        for row, p in enumerate(planes):
+            state = ttt_positions[p.tobytes()]
+            rng = np.random.default_rng([seed, *np.frombuffer(p.tobytes(), np.uint8)[::7]])
+            value, best = solve(ttt, state)
+            logits[row] = rng.normal(0.0, 1.0, masks.shape[1])
+            logits[row, best] += 1.0
+            values[row] = np.clip(value + rng.normal(0.0, 0.6), -1, 1)
+        return logits, values
+
+    return evaluate
+
+
+def game_moves(ttt, evaluate, search, side, line):
+    """The moves tied for the most visits of the agent's search after ``line``, found by playing
+    the game from its start on one tree (no saved trees), as a user's game with it goes."""
+    searcher = BatchedSearch(ttt, 1, search, seed=0)
+    state = ttt.initial_state()
+    for ply in range(len(line) + 1):
+        if state[layout.PLAYER] == side:
+            visits = searcher.search(state[None], evaluate, False, temperature=0.0).visit_counts[0]
+            legal = ttt.legal_actions(state)
+            tied = np.flatnonzero(visits == visits[legal].max())
+            if ply == len(line):
+                return tied
+        kernels.apply(state, line[ply])
+    raise AssertionError("the line ends where the opponent moves")
+
+
+def every_game(ttt, evaluate, search, side, line=(), found=None):
+    """(position, moves) at each of the agent's moves over every line, each by its own game."""
+    found = [] if found is None else found
+    state = ttt.apply_sequence(list(line)) if line else ttt.initial_state()
+    if state[layout.STATUS] != layout.ONGOING:
+        return found
+    if state[layout.PLAYER] == side:
+        moves = game_moves(ttt, evaluate, search, side, list(line))
+        found.append((state.tobytes(), tuple(moves.tolist())))
+    else:
+        moves = ttt.legal_actions(state)
+    for move in moves:
+        every_game(ttt, evaluate, search, side, (*line, int(move)), found)
+    return found
+
+
+@pytest.mark.parametrize("seed, fresh_x, games_x", [(10, 0, -1), (6, -1, 0)])
+def test_the_walk_in_games_plays_each_line_as_its_own_game_would(
+    ttt, ttt_positions, seed, fresh_x, games_x
+):
+    """The depth-first walk with saved trees meets the positions, and follows the moves, that
+    playing every line as a game of its own from the start does. With the tree kept, X's verdict
+    differs from the walk position by position, either way: with seed 10 a network that holds
+    every line position by position loses one in a game (8 simulations)."""
+    evaluate = noisy(ttt, ttt_positions, seed)
+    for side in (0, 1):
+        met: list = []
+        worst = worst_game_line(ttt, evaluate, side, 8, met=met)
+        walked = sorted((s.tobytes(), tuple(m.tolist())) for s, m in met)
+        assert walked == sorted(every_game(ttt, evaluate, agent_search_config(8), side))
+        if side == 0:
+            assert (worst_line(ttt, budget_player(ttt, evaluate, 8), 0), worst) == (
+                fresh_x,
+                games_x,
+            )

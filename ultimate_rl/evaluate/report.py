@@ -74,9 +74,14 @@ def _walk_cell(walk: dict[str, Any] | None) -> str:
         return "not walked"
     if walk["worst"] is None:
         return "too many positions to walk"
-    if walk["worst"] >= walk["required"]:
-        return f"held ({walk['at_stake']:,} positions)"
-    return f"lost at {walk['lost']:,} of {walk['at_stake']:,} positions"
+    if walk["worst"] < walk["required"]:
+        return f"lost at {walk['lost']:,} of {walk['at_stake']:,} positions"
+    in_games = walk.get("worst_in_games", walk["required"])
+    if in_games is None:
+        return "held by position; games too many to walk"
+    if in_games < walk["required"]:
+        return "held by position, lost in a game (tree kept)"
+    return f"held ({walk['at_stake']:,} positions)"
 
 
 def sweep_table(evaluation: Evaluation) -> list[str]:

@@ -37,11 +37,20 @@ class SolvedReport:
 
     @property
     def holds_every_line(self) -> bool | None:
-        """Whether no opponent line, as either side, took the agent below the game's value
-        (None: not walked, or a ply too large to walk)."""
-        if self.every_line is None or any(w["worst"] is None for w in self.every_line.values()):
+        """Whether no opponent line, as either side, took the agent below the game's value,
+        position by position or in a game with its tree kept (None: not walked, or too large
+        to walk)."""
+        if self.every_line is None:
             return None
-        return all(w["worst"] >= w["required"] for w in self.every_line.values())
+        worst = [
+            (walk[name], walk["required"])
+            for walk in self.every_line.values()
+            for name in ("worst", "worst_in_games")
+            if name in walk
+        ]
+        if any(found is not None and found < need for found, need in worst):
+            return False
+        return None if any(found is None for found, _ in worst) else True
 
     @property
     def optimal_rate(self) -> float:
@@ -81,11 +90,14 @@ def every_line_walks(game: Game, agent: Agent) -> dict[str, dict[str, Any]] | No
     """Both sides' walks of ``agent`` against every opponent line (``walk_at_stake``), with its
     own evaluator and search, each position searched on a fresh tree: per side the worst line's
     result (None: a ply too large to walk), the ``required`` one, the positions met where its
-    value is at stake, and those where a move it may play gives that value away. None for an
-    agent whose moves the walk cannot follow: not a network agent, a time budget (its moves
-    depend on the clock) or sampling (temperature > 0)."""
+    value is at stake, and those where a move it may play gives that value away; for an agent
+    whose games keep its search tree, once those lines hold, ``worst_in_games``: the worst line
+    of its games (``worst_game_line``). None for an agent whose moves the walk cannot follow:
+    not a network agent, a time budget (its moves depend on the clock) or sampling
+    (temperature > 0)."""
     from ultimate_rl.agents.network import NetworkAgent
-    from ultimate_rl.train.every_line import SIDES, required, walk_at_stake
+    from ultimate_rl.search.batched import keeps_trees
+    from ultimate_rl.train.every_line import SIDES, required, walk_at_stake, worst_game_line
 
     if not isinstance(agent, NetworkAgent) or agent.time_per_move or agent.temperature > 0:
         return None
@@ -98,6 +110,11 @@ def every_line_walks(game: Game, agent: Agent) -> dict[str, dict[str, Any]] | No
             "at_stake": len(walk.at_stake),
             "lost": int(walk.lost.sum()),
         }
+        held = walk.worst is not None and walk.worst >= required(game, side)
+        if held and agent.num_simulations and keeps_trees(agent.search_config):
+            found[name]["worst_in_games"] = worst_game_line(
+                game, agent.evaluate, side, agent.num_simulations, agent.search_config
+            )
     return found
 
 

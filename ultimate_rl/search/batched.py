@@ -48,6 +48,13 @@ class SearchOutput:
     exact: np.ndarray  # [B] int8: -1 / 0 / 1 when proven, else -2
 
 
+def keeps_trees(config: SearchConfig) -> bool:
+    """Whether a search of ``config`` starts from the subtree the last move's search left
+    (``tree_reuse``, where the algorithm's statistics stay valid: PUCT), so that a game's move
+    depends on the line that led to it."""
+    return config.tree_reuse and REGISTRY[SearchParams.from_config(config).algorithm].reuses_trees
+
+
 class BatchedSearch:
     """``batch_size`` search trees of one game, searched together for a network.
 
@@ -79,7 +86,7 @@ class BatchedSearch:
         self._rng = np.random.default_rng(seed)
         self._params = SearchParams.from_config(self.config)
         self._algorithm = REGISTRY[self._params.algorithm]
-        self._reuse = self.config.tree_reuse and self._algorithm.reuses_trees
+        self._reuse = keeps_trees(self.config)
         slots = self.batch_size * self.config.leaves_per_tree
         self._leaves = new_leaf_batch(slots, game.observation_shape, self.num_actions)
         # room for a move's simulations (up to a few thousand; a longer search grows the arrays)
@@ -91,6 +98,16 @@ class BatchedSearch:
         """Forgets tree ``i`` (a new game starts there)."""
         self._check_index(i)
         self._forest.node_count[i] = tree.EMPTY
+
+    def saved_trees(self) -> tree.Forest:
+        """A copy of every tree, for ``restore_trees``: a caller that follows several
+        continuations of one game (the every-line walk of a game with tree reuse) searches each
+        from the tree the game had there."""
+        return tree.Forest(*(array.copy() for array in self._forest))
+
+    def restore_trees(self, saved: tree.Forest) -> None:
+        """The trees as ``saved_trees`` copied them (``saved`` stays as it is)."""
+        self._forest = tree.Forest(*(array.copy() for array in saved))
 
     def move_tree(self, source: int, target: int) -> None:
         """Moves tree ``source`` (with its subtree statistics) to index ``target``, dropping the

@@ -10,6 +10,14 @@ tree; every move tied for the most visits, since the agent breaks such ties at r
 each legal reply; transpositions merge, so every position is searched once per budget and a
 ply's positions are searched together, in chunks that bound the trees' memory.
 
+A game with the agent keeps its search tree from move to move (``tree_reuse``, PUCT): each search
+starts from the subtree of the move played and the reply, so a move depends on the line that led
+to it, not only on the position, and a network that holds every line position by position can
+lose one in a game (numerical tic-tac-toe at 800 simulations: 843 visits, 43 of them kept, chose
+a losing move where a fresh search kept the draw; docs/experiments/numerical_ttt_perfect). So at
+such budgets the verdict also walks the games themselves (``worst_game_line``): line by line,
+depth first, the tree saved after each search and restored for each continuation.
+
 A side must hold its game-theoretic value on every line: win a won game, draw a drawn one, and
 where the game is lost for it (numerical tic-tac-toe's second player) not lose any line on which
 the opponent's mistake left it a draw or a win (``required``).
@@ -25,18 +33,29 @@ import numpy as np
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.games import Game, kernels, layout, solve
 from ultimate_rl.search import Evaluator, SearchConfig
+from ultimate_rl.search.batched import BatchedSearch, keeps_trees
 from ultimate_rl.train.evaluation import NetworkPlayer
 
 MAX_POSITIONS = 100_000
 """A ply holding more positions than this is not walked (4x4 boards): no verdict of perfect."""
+MAX_GAME_SEARCHES = 10 * MAX_POSITIONS
+"""``worst_game_line`` gives no verdict past this many searches."""
 CHUNK = 256
 """Positions searched at once: 256 trees of an 800-simulation 3x3 search take ~150 MB."""
 SIDES = ("first", "second")
 
 
-def key(budget: int, side: int) -> str:
-    """The report's entry for the worst result at ``budget`` simulations as ``side``."""
-    return f"worst_line/{budget}/{SIDES[side]}"
+def key(budget: int, side: int, in_games: bool = False) -> str:
+    """The report's entry for the worst result at ``budget`` simulations as ``side``
+    (``in_games``: of the games with the tree kept, ``worst_game_line``)."""
+    return f"worst_line/{budget}/{SIDES[side]}" + ("/in_games" if in_games else "")
+
+
+def walks_of(budget: int) -> tuple[bool, ...]:
+    """The walks the verdict takes at ``budget`` (``key``'s ``in_games``): position by
+    position, and where the agent's games keep the search tree, game by game too."""
+    keeps = budget > 0 and keeps_trees(agent_search_config(budget))
+    return (False, True) if keeps else (False,)
 
 
 Chooser = Callable[[np.ndarray], list[np.ndarray]]
@@ -125,6 +144,57 @@ def worst_line(
     return worst
 
 
+def worst_game_line(
+    game: Game,
+    evaluate: Evaluator,
+    side: int,
+    num_simulations: int,
+    search: SearchConfig | None = None,
+    max_searches: int = MAX_GAME_SEARCHES,
+    met: list[tuple[np.ndarray, np.ndarray]] | None = None,
+) -> int | None:
+    """``worst_line``'s result for the network agent at ``num_simulations`` (> 0; ``search``:
+    its search, ``agent_search_config``'s unless given) as a game with it goes: one tree kept from
+    move to move, a search at each of its moves (a forced one too: it grows the tree the next
+    move keeps) without an early stop, every move tied for the most visits followed. Each line is
+    walked on its own, depth first, from the tree its game would hold; ``None`` past
+    ``max_searches`` searches. ``met``, if given, receives each position searched (once per
+    line that reaches it) with the moves followed there."""
+    searcher = BatchedSearch(game, 1, search or agent_search_config(num_simulations), seed=0)
+    searches = 0
+
+    def visit(state: np.ndarray, held: bool) -> int | None:
+        nonlocal searches
+        if state[layout.STATUS] != layout.ONGOING:
+            result = int(kernels.outcome(state)) * (1 if side == 0 else -1)
+            return result if held or result >= 0 else 1
+        held = held or _not_lost(game, state, side)
+        moves = game.legal_actions(state)
+        if state[layout.PLAYER] == side:
+            searches += 1
+            if searches > max_searches:
+                return None
+            out = searcher.search(state[None], evaluate, False, num_simulations, temperature=0.0)
+            visits = out.visit_counts[0]
+            moves = np.flatnonzero(visits == visits[moves].max())
+            if met is not None:
+                met.append((state, moves))
+        saved = searcher.saved_trees() if len(moves) > 1 else None
+        worst = 1
+        for i, action in enumerate(moves):
+            if i:  # each continuation from the tree the game holds here
+                searcher.restore_trees(saved)
+            child = state.copy()
+            kernels.apply(child, int(action))
+            found = visit(child, held)
+            if found is None:
+                return None
+            worst = min(worst, found)
+        return worst
+
+    return visit(game.initial_state(), False)
+
+
 def required(game: Game, side: int) -> int:
     """The worst line result ``side`` may allow: the game's value for it, and for a side the
     game loses a draw on the lines its opponent's mistake saved (``worst_line``)."""
@@ -135,23 +205,27 @@ def required(game: Game, side: int) -> int:
 def walk_budgets(
     game: Game, evaluate: Evaluator, budgets: Sequence[int], known: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """``key(budget, side)``: the worst result at each budget in order, both sides, up to the
-    first that falls below ``required`` (the later ones would not change the verdict). A result
-    in ``known`` (this evaluation's walks for the run's book) is taken, not walked again."""
+    """``key``: the worst result of each walk at each budget in order (``walks_of``), both
+    sides, up to the first that falls below ``required`` (the later ones would not change the
+    verdict). A result in ``known`` (this evaluation's walks for the run's book) is taken, not
+    walked again."""
     known = known or {}
     found: dict[str, Any] = {}
-    for budget in budgets:
+    for budget in map(int, budgets):
         choices = None
-        for side in (0, 1):
-            name = key(int(budget), side)
-            if name in known:
-                worst = known[name]
-            else:
-                choices = choices or budget_player(game, evaluate, int(budget))
-                worst = worst_line(game, choices, side)
-            found[name] = worst
-            if worst is None or worst < required(game, side):
-                return found
+        for in_games in walks_of(budget):
+            for side in (0, 1):
+                name = key(budget, side, in_games)
+                if name in known:
+                    worst = known[name]
+                elif in_games:
+                    worst = worst_game_line(game, evaluate, side, budget)
+                else:
+                    choices = choices or budget_player(game, evaluate, budget)
+                    worst = worst_line(game, choices, side)
+                found[name] = worst
+                if worst is None or worst < required(game, side):
+                    return found
     return found
 
 
@@ -171,12 +245,14 @@ def judge_perfect(game: Game, evaluate: Evaluator, report: dict[str, Any], cfg: 
 
 
 def holds_every_line(game: Game, report: dict[str, Any], budgets: Sequence[int]) -> bool:
-    """Whether ``report`` walked every budget and side without a result below ``required``."""
-    for budget in budgets:
-        for side in (0, 1):
-            worst = report.get(key(int(budget), side))
-            if worst is None or worst < required(game, side):
-                return False
+    """Whether ``report`` walked every budget, walk and side without a result below
+    ``required``."""
+    for budget in map(int, budgets):
+        for in_games in walks_of(budget):
+            for side in (0, 1):
+                worst = report.get(key(budget, side, in_games))
+                if worst is None or worst < required(game, side):
+                    return False
     return True
 
 
