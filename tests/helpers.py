@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ultimate_rl.games import Game
+from ultimate_rl.games import Game, solve
 
 
 def random_play_states(game: Game, count: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -17,6 +17,26 @@ def random_play_states(game: Game, count: int, rng: np.random.Generator) -> list
             states.append(state)
             state = game.apply(state, int(rng.choice(game.legal_actions(state))))
     return states
+
+
+def noisy_exact_network(game: Game, positions: dict[bytes, np.ndarray], seed: int):
+    """An evaluator for ``game`` (``positions``: every position by its planes): the solver's
+    values and best moves blurred by noise fixed per position, so that it plays most lines right
+    and some wrong, and its searches' moves depend on their visits."""
+
+    def evaluate(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        logits = np.zeros(masks.shape, np.float32)
+        values = np.zeros(len(masks), np.float32)
+        for row, p in enumerate(planes):
+            state = positions[p.tobytes()]
+            rng = np.random.default_rng([seed, *np.frombuffer(p.tobytes(), np.uint8)[::7]])
+            value, best = solve(game, state)
+            logits[row] = rng.normal(0.0, 1.0, masks.shape[1])
+            logits[row, best] += 1.0
+            values[row] = np.clip(value + rng.normal(0.0, 0.6), -1, 1)
+        return logits, values
+
+    return evaluate
 
 
 # The smallest training run that exercises every stage: tic-tac-toe, a tiny MLP, 4 simulations.

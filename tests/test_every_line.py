@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from tests.helpers import noisy_exact_network
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.games import kernels, layout, make, solve
 from ultimate_rl.search import BatchedSearch
@@ -231,25 +232,6 @@ def test_a_transposition_merges_a_saved_and_a_lost_path(numerical, moves, mistak
     assert worst_line(numerical, sound, side=1, start=start) == expected >= 0
 
 
-def noisy(ttt, ttt_positions, seed: int):
-    """The solver's values and best moves, blurred by noise fixed per position: a network that
-    plays most lines right and some wrong, its searches' moves depending on their visits."""
-
-    def evaluate(planes, masks):
-        logits = np.zeros(masks.shape, np.float32)
-        values = np.zeros(len(masks), np.float32)
-        for row, p in enumerate(planes):
-            state = ttt_positions[p.tobytes()]
-            rng = np.random.default_rng([seed, *np.frombuffer(p.tobytes(), np.uint8)[::7]])
-            value, best = solve(ttt, state)
-            logits[row] = rng.normal(0.0, 1.0, masks.shape[1])
-            logits[row, best] += 1.0
-            values[row] = np.clip(value + rng.normal(0.0, 0.6), -1, 1)
-        return logits, values
-
-    return evaluate
-
-
 def game_moves(ttt, evaluate, search, side, line):
     """The moves tied for the most visits of the agent's search after ``line``, found by playing
     the game from its start on one tree (no saved trees), as a user's game with it goes."""
@@ -290,7 +272,7 @@ def test_the_walk_in_games_plays_each_line_as_its_own_game_would(
     playing every line as a game of its own from the start does. With the tree kept, X's verdict
     differs from the walk position by position, either way: with seed 10 a network that holds
     every line position by position loses one in a game (8 simulations)."""
-    evaluate = noisy(ttt, ttt_positions, seed)
+    evaluate = noisy_exact_network(ttt, ttt_positions, seed)
     for side in (0, 1):
         met: list = []
         worst = worst_game_line(ttt, evaluate, side, 8, met=met)

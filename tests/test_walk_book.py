@@ -18,11 +18,12 @@ import pytest
 import torch
 from helpers import tiny_run_overrides
 
+from tests.helpers import noisy_exact_network
 from ultimate_rl.games import layout, make, solve
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.nn.losses import Batch
 from ultimate_rl.search import SearchConfig
-from ultimate_rl.selfplay.book import BookError, BookFile, lost_path, save_book
+from ultimate_rl.selfplay.book import EMPTY_BOOK, BookError, BookFile, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
 from ultimate_rl.selfplay.worker import SelfPlayStats, SelfPlayWorker
 from ultimate_rl.train import ConfigError, check_config, every_line, train, walk_book
@@ -384,3 +385,24 @@ def test_missed_lessons_are_drawn_at_their_share(tmp_path: Path):
     assert resumed.missed.tolist() == expected
     with pytest.raises(ValueError, match=r"missed_share > 0 needs selfplay\.book\.teacher > 0"):
         BookSettings("", walk=True, missed_share=0.5)
+
+
+def test_the_games_of_a_network_that_holds_by_position_grow_the_book(ttt_positions):
+    """Where every position's search holds (X with this network at 8 simulations), the book also
+    takes the walk of the games with the tree kept, and their lost positions are its lost rows;
+    where a position is lost already (O), the games are not walked."""
+    game = make("tictactoe")
+    evaluate = noisy_exact_network(game, ttt_positions, 10)
+    grown = grow_book(EMPTY_BOOK, game, evaluate, [8])
+    figures = grown.figures
+    assert figures[key(8, 0)] == 0 and figures[key(8, 0, True)] == -1
+    assert figures[key(8, 1)] == -1 and key(8, 1, True) not in figures
+    walk = figures["walk"]["8"]
+    assert walk["lost_lines_first"] == 0 and walk["lost_in_games_first"] > 0
+    assert "lost_in_games_second" not in walk
+    games = walk_at_stake(game, evaluate, 0, 8, in_games=True)
+    lost_in_games = {s.tobytes() for s in games.at_stake[games.lost]}
+    lost_rows = {grown.states[row].tobytes() for row in grown.lost}
+    assert lost_in_games and lost_in_games <= lost_rows
+    fresh_o = walk_at_stake(game, evaluate, 1, 8)
+    assert lost_rows == lost_in_games | {s.tobytes() for s in fresh_o.at_stake[fresh_o.lost]}

@@ -275,15 +275,20 @@ def walk_at_stake(
     budget: int = 0,
     search: SearchConfig | None = None,
     max_positions: int = MAX_POSITIONS,
+    in_games: bool = False,
 ) -> StakeWalk:
     """The walk of the network agent at ``budget`` simulations (0: the raw policy; ``search``:
     its search, by default ``agent_search_config``'s) as ``side`` against every opponent line:
     the positions it meets where its value is at stake, where it gives that value away, and
     the line's worst result (``None`` past ``max_positions`` a ply: no verdict, and the
-    positions met up to that ply)."""
+    positions met up to that ply). ``in_games``: the walk of its games with the tree kept
+    (``worst_game_line``; a position once per line that reaches it)."""
     met: list[tuple[np.ndarray, np.ndarray]] = []
-    choices = budget_player(game, evaluate, budget, search)
-    worst = worst_line(game, choices, side, max_positions, met=met)
+    if in_games:
+        worst = worst_game_line(game, evaluate, side, budget, search, met=met)
+    else:
+        choices = budget_player(game, evaluate, budget, search)
+        worst = worst_line(game, choices, side, max_positions, met=met)
     floor = required(game, side)
     at_stake, lost = [], []
     for state, moves in met:

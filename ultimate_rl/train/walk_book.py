@@ -49,7 +49,7 @@ from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_boo
 from ultimate_rl.selfplay.schema import BookSettings
 from ultimate_rl.selfplay.targets import TARGETS
 from ultimate_rl.train.evaluation import NetworkPlayer
-from ultimate_rl.train.every_line import CHUNK, SIDES, key, walk_at_stake
+from ultimate_rl.train.every_line import CHUNK, SIDES, key, required, walk_at_stake, walks_of
 from ultimate_rl.train.learner import Learner
 
 LESSON_TARGETS = tuple(t for t in TARGETS if t.name in ("policies", "full_search"))
@@ -74,18 +74,26 @@ class GrownBook(NamedTuple):
 def grow_book(
     book: np.ndarray, game: Game, evaluate: Evaluator, budgets: Sequence[int] = (0,)
 ) -> GrownBook:
-    """``book`` (each position once) grown by both sides' walks at each of ``budgets``."""
+    """``book`` (each position once) grown by both sides' walks at each of ``budgets``: position
+    by position, and where that holds and the agent keeps its tree, its games (``walks_of``),
+    whose lost positions would otherwise reach the book only when the verdict fails on them."""
     found: dict[str, Any] = {"walk": {}}
     parts, lost = [book], [np.zeros(len(book), dtype=bool)]
-    for budget in budgets:
+    for budget in map(int, budgets):
         figures = found["walk"][str(budget)] = {}
         for side, name in enumerate(SIDES):
-            walk = walk_at_stake(game, evaluate, side, budget)
-            parts.append(walk.at_stake)
-            lost.append(walk.lost)
-            figures[f"at_stake_{name}"] = len(walk.at_stake)
-            figures[f"lost_lines_{name}"] = int(walk.lost.sum())
-            found[key(int(budget), side)] = walk.worst
+            for in_games in walks_of(budget):
+                walk = walk_at_stake(game, evaluate, side, budget, in_games=in_games)
+                parts.append(walk.at_stake)
+                lost.append(walk.lost)
+                found[key(budget, side, in_games)] = walk.worst
+                if in_games:
+                    figures[f"lost_in_games_{name}"] = int(walk.lost.sum())
+                    continue
+                figures[f"at_stake_{name}"] = len(walk.at_stake)
+                figures[f"lost_lines_{name}"] = int(walk.lost.sum())
+                if walk.worst is None or walk.worst < required(game, side):
+                    break  # its games are walked once every position holds
     every, lost_any = np.concatenate(parts), np.concatenate(lost)
     _, first, which = np.unique(every, axis=0, return_index=True, return_inverse=True)
     grown = np.concatenate([book, every[np.sort(first[first >= len(book)])]])
