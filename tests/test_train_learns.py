@@ -22,6 +22,7 @@ from ultimate_rl.agents import make as make_agent
 from ultimate_rl.games import Game, make, sample_positions, solve
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.train.checkpoints import CHECKPOINT
+from ultimate_rl.train.every_line import required, worst_game_line
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXED_SET = 1234  # seed of the fixed position set (the same set as eval.positions_seed)
@@ -110,20 +111,23 @@ BUDGETS = (0, 32, 200, 800)  # the raw policy and the searches a user may play i
 
 def assert_never_loses(run_dir: Path, game: Game) -> None:
     """The checkpoint, as the network agent at every budget of ``BUDGETS``, loses no line of
-    any opponent, as first or as second player, whichever of its tied moves it picks: one agent
-    walking every line (its tree kept from move to move, as in a game) and one that searches
-    each position afresh."""
+    any opponent, as first or as second player, whichever of its tied moves it picks: searching
+    each position afresh, and in its games, its tree kept from move to move
+    (``every_line.worst_game_line``, checked against games played line by line in
+    ``tests/test_every_line.py``)."""
     lost = {}
     for budget in BUDGETS:
-        for options in ({}, {"tree_reuse": False})[: 2 if budget else 1]:
-            policy = SearchAgent(run_dir, game, budget, **options)
-            for side in (0, 1):
-                found = lost_lines(game, policy.choices, game.initial_state(), side)
-                if found:
-                    lost[(budget, "XO"[side], "fresh" if options else "kept")] = (
-                        len(found),
-                        found[0],
-                    )
+        policy = SearchAgent(run_dir, game, budget, tree_reuse=False)
+        kept = SearchAgent(run_dir, game, budget).agent
+        for side in (0, 1):
+            found = lost_lines(game, policy.choices, game.initial_state(), side)
+            if found:
+                lost[(budget, "XO"[side], "fresh")] = (len(found), found[0])
+            if not budget:
+                continue
+            worst = worst_game_line(game, kept.evaluate, side, budget, kept.search_config)
+            if worst is None or worst < required(game, side):
+                lost[(budget, "XO"[side], "kept")] = f"worst line {worst} in a game"
     assert not lost, f"(simulations, side, tree): (lost lines, the first) {lost}"
 
 
