@@ -86,6 +86,13 @@ def budget_player(
     return choices
 
 
+def _line_result(state: np.ndarray, side: int, held: bool) -> int:
+    """What a finished line counts toward the worst: its result for ``side``, a loss only where
+    the line passed through a position not lost for ``side`` (``held``)."""
+    result = int(kernels.outcome(state)) * (1 if side == 0 else -1)
+    return result if held or result >= 0 else 1
+
+
 def _not_lost(game: Game, state: np.ndarray, side: int) -> bool:
     """Whether ``state`` (ongoing) is at least a draw for ``side`` with best play: the solver."""
     value = solve(game, state)[0]
@@ -120,9 +127,7 @@ def worst_line(
         mine, theirs = [], []
         for state, held in frontier.values():
             if state[layout.STATUS] != layout.ONGOING:
-                result = int(kernels.outcome(state)) * (1 if side == 0 else -1)
-                if held or result >= 0:
-                    worst = min(worst, result)
+                worst = min(worst, _line_result(state, side, held))
             else:
                 held = held or _not_lost(game, state, side)
                 (mine if state[layout.PLAYER] == side else theirs).append((state, held))
@@ -166,8 +171,7 @@ def worst_game_line(
     def visit(state: np.ndarray, held: bool) -> int | None:
         nonlocal searches
         if state[layout.STATUS] != layout.ONGOING:
-            result = int(kernels.outcome(state)) * (1 if side == 0 else -1)
-            return result if held or result >= 0 else 1
+            return _line_result(state, side, held)
         held = held or _not_lost(game, state, side)
         moves = game.legal_actions(state)
         if state[layout.PLAYER] == side:
