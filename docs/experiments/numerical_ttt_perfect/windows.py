@@ -16,8 +16,10 @@ import statistics
 import sys
 from pathlib import Path
 
+GAMES = r"(?: \(games [\d-]+/[\d-]+\))?"  # the walks of games with the tree kept (since 9a6a46a)
 LINE = re.compile(
-    r"^iter (\d+)/.*lost lines raw (\d+)/(\d+) 32 (\d+)/(\d+) 200 (\d+)/(\d+) 800 (\d+)/(\d+)"
+    rf"^iter (\d+)/.*lost lines raw (\d+)/(\d+) 32 (\d+)/(\d+){GAMES} 200 (\d+)/(\d+){GAMES}"
+    rf" 800 (\d+)/(\d+)"
 )
 
 
