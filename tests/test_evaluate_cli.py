@@ -238,8 +238,8 @@ def every_line_by_recursion(game, agent, side: int) -> dict[str, int]:
     """``agent``'s walk as ``side`` by plain recursion over every opponent line: the worst result
     on a line that passes through a position not lost for ``side``, the positions met where
     ``side`` moves with its value at stake, and those where its move gives that value away."""
+    from ultimate_rl.agents.every_line import required
     from ultimate_rl.games import kernels, layout, solve
-    from ultimate_rl.train.every_line import required
 
     floor = required(game, side)
     at_stake: dict[bytes, bool] = {}
@@ -326,9 +326,9 @@ def test_a_network_that_holds_by_position_is_walked_in_games_too(tmp_path, monke
     """Where every position's search keeps the value, the games with the tree kept are walked
     as well (``worst_game_line``), and a line lost there is the verdict."""
     from ultimate_rl import agents
+    from ultimate_rl.agents import every_line
     from ultimate_rl.evaluate.report import _walk_cell
     from ultimate_rl.evaluate.solved import every_line_walks
-    from ultimate_rl.train import every_line
 
     checkpoint = save_tictactoe_checkpoint(tmp_path / "ckpt.pt", 5)
     walks = []

@@ -1,4 +1,4 @@
-"""The perfect-play verdict (``train/every_line.py``): every opponent line, at every budget.
+"""The perfect-play verdict (``agents/every_line.py``): every opponent line, at every budget.
 
 An exact network (the solver's values and best moves) holds; one wrong move on one line,
 reachable only after an opponent's blunder, or a losing move among tied ones, or at one budget
@@ -13,11 +13,8 @@ import numpy as np
 import pytest
 
 from tests.helpers import noisy_exact_network
-from ultimate_rl.agents.network import agent_search_config
-from ultimate_rl.games import kernels, layout, make, solve
-from ultimate_rl.search import BatchedSearch
-from ultimate_rl.train import every_line
-from ultimate_rl.train.every_line import (
+from ultimate_rl.agents import every_line
+from ultimate_rl.agents.every_line import (
     budget_player,
     holds_every_line,
     judge_perfect,
@@ -27,6 +24,9 @@ from ultimate_rl.train.every_line import (
     worst_game_line,
     worst_line,
 )
+from ultimate_rl.agents.network import agent_search_config
+from ultimate_rl.games import kernels, layout, make, solve
+from ultimate_rl.search import BatchedSearch
 
 BUDGETS = [0, 32, 200, 800]
 # X (the opponent) blunders with 7 (O wins from there); after X's 8, O wins on 6, and its 5 loses

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from ultimate_rl.agents import make as make_agent
+from ultimate_rl.agents.every_line import required, worst_game_line
 from ultimate_rl.games import Game, make, sample_positions, solve
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import required, worst_game_line
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXED_SET = 1234  # seed of the fixed position set (the same set as eval.positions_seed)

@@ -19,6 +19,8 @@ import torch
 from helpers import tiny_run_overrides
 
 from tests.helpers import noisy_exact_network
+from ultimate_rl.agents import every_line
+from ultimate_rl.agents.every_line import budget_player, key, required, walk_at_stake, worst_line
 from ultimate_rl.games import layout, make, solve
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.nn.losses import Batch
@@ -26,9 +28,8 @@ from ultimate_rl.search import SearchConfig
 from ultimate_rl.selfplay.book import EMPTY_BOOK, BookError, BookFile, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings, SelfPlaySettings
 from ultimate_rl.selfplay.worker import SelfPlayStats, SelfPlayWorker
-from ultimate_rl.train import ConfigError, check_config, every_line, train, walk_book
+from ultimate_rl.train import ConfigError, check_config, train, walk_book
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import budget_player, key, required, walk_at_stake, worst_line
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, status_line
 from ultimate_rl.train.loop import BOOK, PeriodicEvaluation

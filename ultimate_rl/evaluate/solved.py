@@ -4,7 +4,7 @@ Figures an Elo number cannot give: the share of a fixed, seeded set of positions
 random play, so every run and every checkpoint is scored on the same ones) where the agent's move
 keeps the exact game value, its match result against the ``perfect`` agent, and for a network
 agent the verdict of perfect play itself: its walk against every opponent line as either side
-(``train.every_line``, the walk training's stop rule takes), at the agent's own budget and
+(``agents.every_line``, the walk training's stop rule takes), at the agent's own budget and
 inference path. The positions come from ``ultimate_rl.games.sample_positions``, which training's
 evaluation uses too.
 """
@@ -95,9 +95,9 @@ def every_line_walks(game: Game, agent: Agent) -> dict[str, dict[str, Any]] | No
     of its games (``worst_game_line``). None for an agent whose moves the walk cannot follow:
     not a network agent, a time budget (its moves depend on the clock) or sampling
     (temperature > 0)."""
+    from ultimate_rl.agents.every_line import SIDES, required, walk_at_stake, worst_game_line
     from ultimate_rl.agents.network import NetworkAgent
     from ultimate_rl.search.batched import keeps_trees
-    from ultimate_rl.train.every_line import SIDES, required, walk_at_stake, worst_game_line
 
     if not isinstance(agent, NetworkAgent) or agent.time_per_move or agent.temperature > 0:
         return None

@@ -60,7 +60,7 @@ class RandomOpeningSettings:
     one_sided: float = 0.0
     """Share of those openings in which one side, drawn at random, moves at random and the other
     plays its search's moves: the positions a perfect player meets against every line of a
-    blundering opponent (the every-line verdict, ``train/every_line.py``), which an opening of
+    blundering opponent (the every-line verdict, ``agents/every_line.py``), which an opening of
     random moves on both sides reaches only where the strong side's random moves were good. Its
     moves are not recorded either (their results follow the blunders; but see
     ``record_searching_side``), except one that would end the game: there the opening stops and

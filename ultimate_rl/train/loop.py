@@ -41,6 +41,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
+from ultimate_rl.agents.every_line import judge_perfect
 from ultimate_rl.games import is_solvable
 from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
 from ultimate_rl.nn.evaluator import float32_path
@@ -50,7 +51,6 @@ from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.train.checkpoints import RunCheckpoints
 from ultimate_rl.train.config import ConfigError, RunConfig, TrainSection, check_config
 from ultimate_rl.train.evaluation import evaluate_network, gating_match
-from ultimate_rl.train.every_line import judge_perfect
 from ultimate_rl.train.learner import Learner, Progress
 from ultimate_rl.train.logs import IterationRecord, RunLog
 from ultimate_rl.train.run import RunFolderLock

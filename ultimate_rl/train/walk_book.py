@@ -1,6 +1,6 @@
 """``selfplay.book.walk``: a solved game's run grows a self-play book from its own walks.
 
-Perfect play must hold on every line of the opponent (``train.every_line``), but self-play meets
+Perfect play must hold on every line of the opponent (``agents.every_line``), but self-play meets
 only the positions its own search leads to, and a small network generalises from those to the
 rest poorly (``docs/experiments/numerical_ttt_perfect/``: an MLP that learned its training
 positions missed 18-30% of held-out ones; four times the positions cut that to 4-13%). So at
@@ -38,7 +38,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from tqdm import tqdm
 
+from ultimate_rl.agents.every_line import CHUNK, SIDES, key, required, walk_at_stake, walks_of
 from ultimate_rl.agents.network import agent_search_config
+from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.games import Game, kernels
 from ultimate_rl.games.symmetry import Symmetry
 from ultimate_rl.nn.losses import Batch
@@ -48,8 +50,6 @@ from ultimate_rl.selfplay.augment import apply_random_symmetries
 from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings
 from ultimate_rl.selfplay.targets import TARGETS
-from ultimate_rl.train.evaluation import NetworkPlayer
-from ultimate_rl.train.every_line import CHUNK, SIDES, key, required, walk_at_stake, walks_of
 from ultimate_rl.train.learner import Learner
 
 LESSON_TARGETS = tuple(t for t in TARGETS if t.name in ("policies", "full_search"))

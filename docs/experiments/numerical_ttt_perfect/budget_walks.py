@@ -13,10 +13,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from ultimate_rl.agents.every_line import walk_at_stake
 from ultimate_rl.games import layout
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import walk_at_stake
 
 
 def main(run_dir: Path, side: int, budgets: list[int]) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
+from ultimate_rl.agents.every_line import walk_at_stake
 from ultimate_rl.games import kernels
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.nn.checkpoint import save_checkpoint
@@ -29,7 +30,6 @@ from ultimate_rl.nn.losses import losses_for, policy_loss, training_loss
 from ultimate_rl.selfplay.replay import ReplayBuffer
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import walk_at_stake
 from ultimate_rl.train.learner import make_optimizer, stored_targets
 from ultimate_rl.train.walk_book import lesson_batch, search_lessons
 

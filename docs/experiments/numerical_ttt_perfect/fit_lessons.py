@@ -22,10 +22,10 @@ import torch
 from lesson_misses import losing_moves  # this folder's script
 
 from ultimate_rl.agents.network import agent_search_config
+from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.nn.losses import policy_loss
 from ultimate_rl.nn.models import build_model
-from ultimate_rl.train.evaluation import NetworkPlayer
 from ultimate_rl.train.walk_book import lesson_batch, missed_lessons
 
 HELD_OUT = 5000

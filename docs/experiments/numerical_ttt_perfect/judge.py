@@ -15,8 +15,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the test's checkpoint loading, not a 
 
 from test_train_learns import BUDGETS, RawPolicy  # noqa: E402
 
+from ultimate_rl.agents.every_line import holds_every_line, walk_budgets  # noqa: E402
 from ultimate_rl.games import make  # noqa: E402
-from ultimate_rl.train.every_line import holds_every_line, walk_budgets  # noqa: E402
 
 
 def main(run_dir: Path) -> None:

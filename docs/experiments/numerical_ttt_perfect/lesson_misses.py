@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ultimate_rl.agents.every_line import required, walk_at_stake
 from ultimate_rl.games import Game, kernels
 from ultimate_rl.nn import load_checkpoint, make_evaluator
-from ultimate_rl.train.every_line import required, walk_at_stake
 from ultimate_rl.train.walk_book import missed_lessons, search_lessons
 
 SAMPLE = 4000

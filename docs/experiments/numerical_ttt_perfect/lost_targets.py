@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 from omegaconf import OmegaConf
 
+from ultimate_rl.agents.every_line import required, value_after, walk_at_stake
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.search.batched import BatchedSearch
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import required, value_after, walk_at_stake
 
 NOISY_SEARCHES = 8
 

@@ -11,10 +11,10 @@ import time
 
 import numpy as np
 
+from ultimate_rl.agents import every_line
 from ultimate_rl.games import make, sample_positions
 from ultimate_rl.nn import make_evaluator
 from ultimate_rl.nn.models import build_model
-from ultimate_rl.train import every_line
 
 
 def main(budgets: list[int]) -> None:

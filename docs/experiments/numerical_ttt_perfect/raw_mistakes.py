@@ -24,10 +24,10 @@ sys.path.insert(0, str(ROOT / "tests"))  # the test's checkpoint loading, not a 
 
 from test_train_learns import RawPolicy  # noqa: E402
 
+from ultimate_rl.agents.every_line import required  # noqa: E402
 from ultimate_rl.games import kernels, layout, solve  # noqa: E402
 from ultimate_rl.nn import load_checkpoint  # noqa: E402
 from ultimate_rl.train.checkpoints import CHECKPOINT  # noqa: E402
-from ultimate_rl.train.every_line import required  # noqa: E402
 
 
 def value_after(game, child, side: int) -> int:

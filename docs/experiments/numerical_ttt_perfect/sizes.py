@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
+from ultimate_rl.agents import every_line
 from ultimate_rl.games import make, solve
-from ultimate_rl.train import every_line
 
 
 def main(name: str, options: list[str]) -> None:

@@ -3,7 +3,7 @@ every-line walk: those it meets as ``SIDE`` (0 first, 1 second, or both) against
 reply where a line is still at stake (the solver's value for it at least ``every_line.required``).
 The solver only picks the positions; their targets stay self-play's. With ``lost`` only those
 where the raw policy's move loses the line (below ``required``). The walk is the training loop's
-own (``ultimate_rl.train.every_line.walk_at_stake``, what ``selfplay.book.walk`` adds in a run).
+own (``ultimate_rl.agents.every_line.walk_at_stake``, what ``selfplay.book.walk`` adds in a run).
 
     python docs/experiments/numerical_ttt_perfect/walk_book.py RUN_DIR SIDE OUT.npy [lost]
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ultimate_rl.agents.every_line import walk_at_stake
 from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.train.checkpoints import CHECKPOINT
-from ultimate_rl.train.every_line import walk_at_stake
 
 
 def main(run_dir: Path, sides: list[int], out: Path, lost_only: bool = False) -> None:

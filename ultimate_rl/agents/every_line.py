@@ -31,10 +31,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ultimate_rl.agents.network import agent_search_config
+from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.games import Game, kernels, layout, solve
 from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.search.batched import BatchedSearch, keeps_trees
-from ultimate_rl.train.evaluation import NetworkPlayer
 
 MAX_POSITIONS = 100_000
 """A ply holding more positions than this is not walked (4x4 boards): no verdict of perfect."""
