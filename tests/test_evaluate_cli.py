@@ -333,10 +333,14 @@ def test_a_network_that_holds_by_position_is_walked_in_games_too(tmp_path, monke
     checkpoint = save_tictactoe_checkpoint(tmp_path / "ckpt.pt", 5)
     walks = []
 
-    def held(game, evaluate, side, budget=0, search=None, max_positions=0):
+    walk_at_stake = every_line.walk_at_stake
+
+    def held(game, evaluate, side, budget=0, search=None, max_positions=0, in_games=False):
+        if in_games:  # the real walk, of the games below
+            return walk_at_stake(game, evaluate, side, budget, search, in_games=True)
         return every_line.StakeWalk(game.initial_state()[None], np.zeros(1, bool), 0)
 
-    def lost_in_games(game, evaluate, side, num_simulations, search=None):
+    def lost_in_games(game, evaluate, side, num_simulations, search=None, met=None):
         walks.append((side, num_simulations, search.tree_reuse))
         return -1
 

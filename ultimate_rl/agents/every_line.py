@@ -51,11 +51,22 @@ def key(budget: int, side: int, in_games: bool = False) -> str:
     return f"worst_line/{budget}/{SIDES[side]}" + ("/in_games" if in_games else "")
 
 
+def walks_games(budget: int, search: SearchConfig | None = None) -> bool:
+    """Whether the network agent at ``budget`` (``search``: its search, ``agent_search_config``'s
+    unless given) keeps its search tree between a game's moves, so that its games are walked
+    besides its positions."""
+    return budget > 0 and keeps_trees(search or agent_search_config(budget))
+
+
 def walks_of(budget: int) -> tuple[bool, ...]:
     """The walks the verdict takes at ``budget`` (``key``'s ``in_games``): position by
     position, and where the agent's games keep the search tree, game by game too."""
-    keeps = budget > 0 and keeps_trees(agent_search_config(budget))
-    return (False, True) if keeps else (False,)
+    return (False, True) if walks_games(budget) else (False,)
+
+
+def holds(game: Game, side: int, worst: int | None) -> bool:
+    """Whether a walk's worst result (None: too large to walk) meets ``required``."""
+    return worst is not None and worst >= required(game, side)
 
 
 Chooser = Callable[[np.ndarray], list[np.ndarray]]
@@ -228,7 +239,7 @@ def walk_budgets(
                     choices = choices or budget_player(game, evaluate, budget)
                     worst = worst_line(game, choices, side)
                 found[name] = worst
-                if worst is None or worst < required(game, side):
+                if not holds(game, side, worst):
                     return found
     return found
 
@@ -254,8 +265,7 @@ def holds_every_line(game: Game, report: dict[str, Any], budgets: Sequence[int])
     for budget in map(int, budgets):
         for in_games in walks_of(budget):
             for side in (0, 1):
-                worst = report.get(key(budget, side, in_games))
-                if worst is None or worst < required(game, side):
+                if not holds(game, side, report.get(key(budget, side, in_games))):
                     return False
     return True
 
@@ -308,3 +318,15 @@ def value_after(game: Game, state: np.ndarray, action: int) -> int:
     child = state.copy()
     kernels.apply(child, action)
     return -solve(game, child)[0]
+
+
+def side_walks(
+    game: Game, evaluate: Evaluator, side: int, budget: int, search: SearchConfig | None = None
+) -> list[StakeWalk]:
+    """``side``'s walk at ``budget`` position by position, and where that holds and the agent's
+    games keep the tree (``walks_games``), the walk of its games after it: the verdict's order,
+    so a side already lost on a position costs no walk of games."""
+    walks = [walk_at_stake(game, evaluate, side, budget, search)]
+    if holds(game, side, walks[0].worst) and walks_games(budget, search):
+        walks.append(walk_at_stake(game, evaluate, side, budget, search, in_games=True))
+    return walks

@@ -95,26 +95,22 @@ def every_line_walks(game: Game, agent: Agent) -> dict[str, dict[str, Any]] | No
     of its games (``worst_game_line``). None for an agent whose moves the walk cannot follow:
     not a network agent, a time budget (its moves depend on the clock) or sampling
     (temperature > 0)."""
-    from ultimate_rl.agents.every_line import SIDES, required, walk_at_stake, worst_game_line
+    from ultimate_rl.agents.every_line import SIDES, required, side_walks
     from ultimate_rl.agents.network import NetworkAgent
-    from ultimate_rl.search.batched import keeps_trees
 
     if not isinstance(agent, NetworkAgent) or agent.time_per_move or agent.temperature > 0:
         return None
     found = {}
     for side, name in enumerate(SIDES):
-        walk = walk_at_stake(game, agent.evaluate, side, agent.num_simulations, agent.search_config)
+        walks = side_walks(game, agent.evaluate, side, agent.num_simulations, agent.search_config)
         found[name] = {
-            "worst": walk.worst,
+            "worst": walks[0].worst,
             "required": required(game, side),
-            "at_stake": len(walk.at_stake),
-            "lost": int(walk.lost.sum()),
+            "at_stake": len(walks[0].at_stake),
+            "lost": int(walks[0].lost.sum()),
         }
-        held = walk.worst is not None and walk.worst >= required(game, side)
-        if held and agent.num_simulations and keeps_trees(agent.search_config):
-            found[name]["worst_in_games"] = worst_game_line(
-                game, agent.evaluate, side, agent.num_simulations, agent.search_config
-            )
+        if len(walks) > 1:
+            found[name]["worst_in_games"] = walks[1].worst
     return found
 
 

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from tqdm import tqdm
 
-from ultimate_rl.agents.every_line import CHUNK, SIDES, key, required, walk_at_stake, walks_of
+from ultimate_rl.agents.every_line import CHUNK, SIDES, key, side_walks
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.games import Game, kernels
@@ -75,25 +75,22 @@ def grow_book(
     book: np.ndarray, game: Game, evaluate: Evaluator, budgets: Sequence[int] = (0,)
 ) -> GrownBook:
     """``book`` (each position once) grown by both sides' walks at each of ``budgets``: position
-    by position, and where that holds and the agent keeps its tree, its games (``walks_of``),
+    by position, and where that holds and the agent keeps its tree, its games (``side_walks``),
     whose lost positions would otherwise reach the book only when the verdict fails on them."""
     found: dict[str, Any] = {"walk": {}}
     parts, lost = [book], [np.zeros(len(book), dtype=bool)]
     for budget in map(int, budgets):
         figures = found["walk"][str(budget)] = {}
         for side, name in enumerate(SIDES):
-            for in_games in walks_of(budget):
-                walk = walk_at_stake(game, evaluate, side, budget, in_games=in_games)
+            walks = side_walks(game, evaluate, side, budget)
+            for in_games, walk in enumerate(walks):
                 parts.append(walk.at_stake)
                 lost.append(walk.lost)
-                found[key(budget, side, in_games)] = walk.worst
-                if in_games:
-                    figures[f"lost_in_games_{name}"] = int(walk.lost.sum())
-                    continue
-                figures[f"at_stake_{name}"] = len(walk.at_stake)
-                figures[f"lost_lines_{name}"] = int(walk.lost.sum())
-                if walk.worst is None or walk.worst < required(game, side):
-                    break  # its games are walked once every position holds
+                found[key(budget, side, bool(in_games))] = walk.worst
+            figures[f"at_stake_{name}"] = len(walks[0].at_stake)
+            figures[f"lost_lines_{name}"] = int(walks[0].lost.sum())
+            if len(walks) > 1:
+                figures[f"lost_in_games_{name}"] = int(walks[1].lost.sum())
     every, lost_any = np.concatenate(parts), np.concatenate(lost)
     _, first, which = np.unique(every, axis=0, return_index=True, return_inverse=True)
     grown = np.concatenate([book, every[np.sort(first[first >= len(book)])]])
