@@ -268,7 +268,7 @@ def every_game(ttt, evaluate, search, side, line=(), found=None):
 def test_the_walk_in_games_plays_each_line_as_its_own_game_would(
     ttt, ttt_positions, seed, fresh_x, games_x
 ):
-    """The depth-first walk with saved trees meets the positions, and follows the moves, that
+    """The walk with saved trees meets the positions, and follows the moves, that
     playing every line as a game of its own from the start does. With the tree kept, X's verdict
     differs from the walk position by position, either way: with seed 10 a network that holds
     every line position by position loses one in a game (8 simulations)."""

@@ -333,6 +333,31 @@ def test_a_moved_tree_keeps_its_statistics_and_leaves_its_row_empty(uttt):
         searcher.move_tree(0, 2)
 
 
+def test_a_saved_tree_searches_on_as_the_tree_it_was_copied_from(uttt):
+    """A tree saved from one search goes on, restored into another row of a searcher whose
+    arrays are too small for it (they grow), exactly as the original tree goes on; a row
+    restored with an empty tree searches afresh."""
+    evaluate = _hash_evaluator(uttt.num_actions)
+    config = SearchConfig(num_simulations=300)
+    big = BatchedSearch(uttt, 1, config, seed=0)
+    big.search(uttt.initial_state()[None], evaluate, False, temperature=0.0)
+    later = uttt.apply_sequence(big.principal_variation(0)[:2])
+    saved, empty = big.saved_tree(0), BatchedSearch(uttt, 1, config).saved_tree(0)
+    small = BatchedSearch(uttt, 3, SearchConfig(num_simulations=2), seed=0)
+    assert small._forest.visits.shape[1] < saved.visits.shape[1] == saved.node_count[0]
+    small.restore_tree(1, saved)
+    small.restore_tree(2, empty)
+    states = np.stack([later, later, later])
+    got = small.search(states, evaluate, False, num_simulations=300, temperature=0.0)
+    kept = big.search(later[None], evaluate, False, temperature=0.0)
+    fresh = BatchedSearch(uttt, 1, config, seed=0).search(later[None], evaluate, False)
+    assert got.visit_counts[1].sum() > 300  # the restored tree's visits came along
+    np.testing.assert_array_equal(got.visit_counts[1], kept.visit_counts[0])
+    np.testing.assert_array_equal(got.visit_counts[2], fresh.visit_counts[0])
+    with pytest.raises(SearchError, match="tree index"):
+        small.restore_tree(3, saved)
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_principal_variation_follows_the_most_visited_moves(ttt, solver_evaluator, algorithm):
     state = ttt.apply_sequence([0, 4])

@@ -16,7 +16,7 @@ to it, not only on the position, and a network that holds every line position by
 lose one in a game (numerical tic-tac-toe at 800 simulations: 843 visits, 43 of them kept, chose
 a losing move where a fresh search kept the draw; docs/experiments/numerical_ttt_perfect). So at
 such budgets the verdict also walks the games themselves (``worst_game_line``): line by line,
-depth first, the tree saved after each search and restored for each continuation.
+the tree saved after each search and restored for each continuation.
 
 A side must hold its game-theoretic value on every line: win a won game, draw a drawn one, and
 where the game is lost for it (numerical tic-tac-toe's second player) not lose any line on which
@@ -35,6 +35,7 @@ from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.games import Game, kernels, layout, solve
 from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.search.batched import BatchedSearch, keeps_trees
+from ultimate_rl.search.tree import Forest
 
 MAX_POSITIONS = 100_000
 """A ply holding more positions than this is not walked (4x4 boards): no verdict of perfect."""
@@ -173,41 +174,58 @@ def worst_game_line(
     its search, ``agent_search_config``'s unless given) as a game with it goes: one tree kept from
     move to move, a search at each of its moves (a forced one too: it grows the tree the next
     move keeps) without an early stop, every move tied for the most visits followed. Each line is
-    walked on its own, depth first, from the tree its game would hold; ``None`` past
-    ``max_searches`` searches. ``met``, if given, receives each position searched (once per
-    line that reaches it) with the moves followed there."""
-    searcher = BatchedSearch(game, 1, search or agent_search_config(num_simulations), seed=0)
-    searches = 0
+    walked on its own, from the tree its game would hold there; ``None`` past ``max_searches``
+    searches. ``met``, if given, receives each position searched (once per line that reaches
+    it) with the moves followed there.
 
-    def visit(state: np.ndarray, held: bool) -> int | None:
-        nonlocal searches
+    The positions waiting for the agent's move, each with its game's tree, are searched
+    ``CHUNK`` at a time (a tree a row: the rows of a search do not meet), the latest first, so
+    that the trees held stay few."""
+    searcher = BatchedSearch(game, CHUNK, search or agent_search_config(num_simulations), seed=0)
+    waiting: list[tuple[np.ndarray, bool, Forest | None]] = []
+    worst = 1
+
+    def reach(state: np.ndarray, held: bool, tree: Forest | None) -> None:
+        """Follows every opponent move from ``state`` to the positions where the agent moves
+        (into ``waiting``, with the game's ``tree``) or the game ends (into ``worst``)."""
+        nonlocal worst
         if state[layout.STATUS] != layout.ONGOING:
-            return _line_result(state, side, held)
+            worst = min(worst, _line_result(state, side, held))
+            return
         held = held or _not_lost(game, state, side)
-        moves = game.legal_actions(state)
         if state[layout.PLAYER] == side:
-            searches += 1
-            if searches > max_searches:
-                return None
-            out = searcher.search(state[None], evaluate, False, num_simulations, temperature=0.0)
-            visits = out.visit_counts[0]
-            moves = np.flatnonzero(visits == visits[moves].max())
-            if met is not None:
-                met.append((state, moves))
-        saved = searcher.saved_trees() if len(moves) > 1 else None
-        worst = 1
-        for i, action in enumerate(moves):
-            if i:  # each continuation from the tree the game holds here
-                searcher.restore_trees(saved)
+            waiting.append((state, held, tree))
+            return
+        for action in game.legal_actions(state):
             child = state.copy()
             kernels.apply(child, int(action))
-            found = visit(child, held)
-            if found is None:
-                return None
-            worst = min(worst, found)
-        return worst
+            reach(child, held, tree)
 
-    return visit(game.initial_state(), False)
+    reach(game.initial_state(), False, None)
+    searches = 0
+    while waiting:
+        batch = [waiting.pop() for _ in range(min(CHUNK, len(waiting)))]
+        searches += len(batch)
+        if searches > max_searches:
+            return None
+        for row, (_, _, tree) in enumerate(batch):
+            if tree is None:
+                searcher.reset(row)
+            else:
+                searcher.restore_tree(row, tree)
+        states = np.stack([state for state, _, _ in batch])
+        out = searcher.search(states, evaluate, False, num_simulations, temperature=0.0)
+        for row, (state, held, _) in enumerate(batch):
+            visits = out.visit_counts[row]
+            moves = np.flatnonzero(visits == visits[game.legal_actions(state)].max())
+            if met is not None:
+                met.append((state, moves))
+            tree = searcher.saved_tree(row)
+            for action in moves:
+                child = state.copy()
+                kernels.apply(child, int(action))
+                reach(child, held, tree)
+    return worst
 
 
 def required(game: Game, side: int) -> int:

@@ -99,15 +99,18 @@ class BatchedSearch:
         self._check_index(i)
         self._forest.node_count[i] = tree.EMPTY
 
-    def saved_trees(self) -> tree.Forest:
-        """A copy of every tree, for ``restore_trees``: a caller that follows several
+    def saved_tree(self, i: int) -> tree.Forest:
+        """A copy of tree ``i`` for ``restore_tree``: a caller that follows several
         continuations of one game (the every-line walk of a game with tree reuse) searches each
         from the tree the game had there."""
-        return tree.Forest(*(array.copy() for array in self._forest))
+        self._check_index(i)
+        return tree.copy_tree(self._forest, i)
 
-    def restore_trees(self, saved: tree.Forest) -> None:
-        """The trees as ``saved_trees`` copied them (``saved`` stays as it is)."""
-        self._forest = tree.Forest(*(array.copy() for array in saved))
+    def restore_tree(self, i: int, saved: tree.Forest) -> None:
+        """Tree ``i`` as ``saved_tree`` copied it (of this row or another; ``saved`` stays as it
+        is)."""
+        self._check_index(i)
+        self._forest = tree.put_tree(self._forest, i, saved)
 
     def move_tree(self, source: int, target: int) -> None:
         """Moves tree ``source`` (with its subtree statistics) to index ``target``, dropping the

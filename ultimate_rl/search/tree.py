@@ -68,9 +68,15 @@ def new_forest(trees: int, nodes: int, edges: int) -> Forest:
 def with_room(f: Forest, new_leaves: int, num_actions: int) -> Forest:
     """``f``, or a copy with doubled arrays when ``new_leaves`` more leaves could overflow it
     (rare: the arrays start at twice a move's simulations)."""
-    nodes, edges = f.visits.shape[1], f.edge_visits.shape[1]
     need_nodes = int(f.node_count.max()) + new_leaves
     need_edges = int(f.edge_count.max()) + new_leaves * num_actions
+    return _with_capacity(f, need_nodes, need_edges)
+
+
+def _with_capacity(f: Forest, need_nodes: int, need_edges: int) -> Forest:
+    """``f``, or a copy whose arrays, doubled as often as it takes, hold ``need_nodes`` nodes
+    and ``need_edges`` edges a tree."""
+    nodes, edges = f.visits.shape[1], f.edge_visits.shape[1]
     if need_nodes <= nodes and need_edges <= edges:
         return f
     while need_nodes > nodes:
@@ -81,6 +87,38 @@ def with_room(f: Forest, new_leaves: int, num_actions: int) -> Forest:
     for old, new in zip(f, grown, strict=True):
         new[(slice(None), *(slice(0, size) for size in old.shape[1:]))] = old
     return grown
+
+
+def _used(f: Forest, b: int) -> list[slice]:
+    """Per array of ``f``, the part that holds tree ``b``: its nodes, its edges, its counts."""
+    nodes, edges = int(f.node_count[b]), int(f.edge_count[b])
+    return [
+        slice(0, edges if name.startswith("edge_") else nodes) if array.ndim > 1 else slice(None)
+        for name, array in zip(Forest._fields, f, strict=True)
+    ]
+
+
+def copy_tree(f: Forest, b: int) -> Forest:
+    """Tree ``b`` alone, a forest of one tree trimmed to its nodes and edges (for ``put_tree``):
+    a walk over many continuations of one game keeps the tree the game holds at each."""
+    return Forest(
+        *(
+            array[b : b + 1, used].copy() if array.ndim > 1 else array[b : b + 1].copy()
+            for array, used in zip(f, _used(f, b), strict=True)
+        )
+    )
+
+
+def put_tree(f: Forest, b: int, saved: Forest) -> Forest:
+    """``f`` (grown where ``saved`` would not fit) with tree ``b`` replaced by ``saved``, a tree
+    ``copy_tree`` took (``saved`` stays as it is)."""
+    f = _with_capacity(f, int(saved.node_count[0]), int(saved.edge_count[0]))
+    for array, kept, used in zip(f, saved, _used(saved, 0), strict=True):
+        if array.ndim > 1:
+            array[b, used] = kept[0]
+        else:
+            array[b] = kept[0]
+    return f
 
 
 def move_tree(f: Forest, source: int, target: int) -> None:
