@@ -12,6 +12,7 @@ import pytest
 import torch
 from helpers import random_play_states
 
+from ultimate_rl.agents.network import NetworkAgent
 from ultimate_rl.export import (
     BundleError,
     BundleNotFoundError,
@@ -23,6 +24,7 @@ from ultimate_rl.export import (
 from ultimate_rl.games import make
 from ultimate_rl.loading import load_agent
 from ultimate_rl.nn import ModelConfig, build_model, masked_softmax, save_checkpoint
+from ultimate_rl.nn.evaluator import PATHS, PIN_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL_NETS = {
@@ -195,3 +197,31 @@ def test_onnx_gives_the_same_outputs_as_torch(tmp_path: Path) -> None:
         states = random_play_states(game, count, np.random.default_rng(count))
         planes = np.stack([game.encode(s) for s in states])
         assert onnx_max_difference(model, path, planes) < 1e-4
+
+
+@pytest.mark.parametrize("perfect", [False, True])
+def test_a_network_judged_perfect_plays_in_float32(
+    tmp_path: Path, perfect: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its run's verdict was walked in float32, so ``inference=auto`` takes no reduced path for
+    it (its checkpoint and its agent file alike); another network has int8 among the paths
+    ``auto`` times."""
+    monkeypatch.delenv(PIN_ENV)  # the suite pins a path (conftest.py)
+    game = make("numerical_ttt")
+    config = ModelConfig(arch="mlp", mlp_hidden=(16,))
+    path = save_checkpoint(
+        tmp_path / "n.pt",
+        model=build_model(game, config, seed=0),
+        model_config=config,
+        game_name="numerical_ttt",
+        step=3,
+        extra={"progress": {"perfect": perfect}},
+    )
+    out = tmp_path / "n.urla"
+    export_agent(path, out)
+    assert read_bundle(out).metadata["judged_perfect"] is perfect
+    for agent in (NetworkAgent(path, num_simulations=0), load_agent(out, num_simulations=0)):
+        assert agent.checkpoint.judged_perfect is perfect
+        choice = agent.evaluate.choice
+        assert ("onnxruntime_int8" in choice.positions_per_s) is not perfect
+        assert choice.path in (PATHS if not perfect else ("torch", "onnxruntime"))

@@ -44,7 +44,9 @@ class NetworkAgent(Agent):
     ``default_leaves_per_tree``; ``rollouts`` and ``rollout_weight``: playouts mixed into the
     leaf values). ``inference`` picks the
     network's path (``ultimate_rl.nn.make_evaluator``; ``auto`` times them at
-    ``leaves_per_tree`` positions a call). ``time_per_move`` (seconds, or None) bounds each
+    ``leaves_per_tree`` positions a call, and keeps to float32 for a network its run judged
+    perfect, ``Checkpoint.judged_perfect``: a verdict walked in float32, which int8 broke on a
+    line or two in numerical tic-tac-toe). ``time_per_move`` (seconds, or None) bounds each
     move's search; it overruns by at most one network call. ``stop_early`` (off by default) ends a
     greedy PUCT search once the most visited move leads by more than the simulations left: the
     same move sooner, but a smaller subtree for the next move, so under a time budget it plays
@@ -107,6 +109,7 @@ class NetworkAgent(Agent):
             precision=precision,
             game=self.checkpoint.make_game(),
             batch_size=self.search_config.leaves_per_tree,
+            reduced=not self.checkpoint.judged_perfect,
         )
         self._rng = np.random.default_rng(seed)
         self._game: Game | None = None

@@ -87,6 +87,7 @@ class AgentBundle:
             model_config=self.model_config,
             model_state=self.model_state,
             step=int(self.metadata.get("step", 0)),
+            judged_perfect=bool(self.metadata.get("judged_perfect", False)),
         )
 
     def to_payload(self) -> dict[str, Any]:
@@ -132,6 +133,7 @@ def bundle_from_checkpoint(
             "source": Path(checkpoint_path).name,
             "ultimate_rl_version": importlib.metadata.version("ultimate_rl"),
             "torch_version": str(torch.__version__),
+            "judged_perfect": checkpoint.judged_perfect,
             **(metadata or {}),
         },
     )

@@ -58,6 +58,11 @@ class Checkpoint:
     step: int
     optimizer_state: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    judged_perfect: bool = False
+    """Its run's last verdict called it perfect (``Progress.perfect``: every opponent line at
+    every budget of ``eval.perfect_budgets``, either side), a verdict its run reached in float32:
+    the network agent then plays it in float32 (``inference=auto`` takes no reduced-precision
+    path, whose moves the verdict did not walk)."""
 
     def make_game(self) -> Game:
         """The game this checkpoint was trained on."""
@@ -196,6 +201,7 @@ def checkpoint_from_payload(
             optimizer_state=payload.get("optimizer_state"),
             extra=dict(payload.get("extra") or {}),
         )
+        checkpoint.judged_perfect = bool(checkpoint.extra.get("progress", {}).get("perfect"))
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"{path} is an incomplete ultimate_rl checkpoint ({err!r})") from err
     if expected_game is not None:

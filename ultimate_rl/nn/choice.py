@@ -138,11 +138,14 @@ def make_evaluator(
     max_batch: int | None = None,
     game: Game | None = None,
     batch_size: int = 64,
+    reduced: bool = True,
 ) -> NetworkEvaluator:
     """The search ``evaluate`` callable for ``model`` on one of ``PATHS``, or ``auto``: the
     fastest path at ``batch_size`` positions a call that passes the numerics rule on positions
     of ``game`` (the module doc; without ``game`` only the float32 paths are candidates), or
-    the path ``ULTIMATE_RL_INFERENCE`` names. On CUDA, ``auto`` is torch (bf16 autocast)."""
+    the path ``ULTIMATE_RL_INFERENCE`` names. On CUDA, ``auto`` is torch (bf16 autocast).
+    ``reduced=False``: ``auto`` (and ``precision=auto``) keep to float32, for a network whose
+    moves were judged in float32 (``Checkpoint.judged_perfect``)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown inference backend {backend!r}; choose one of {list(BACKENDS)}")
     resolved = resolve_device(device)
@@ -151,8 +154,10 @@ def make_evaluator(
         backend = os.environ[PIN_ENV]
         if backend not in PATHS:
             raise ValueError(f"{PIN_ENV}={backend!r} is not an inference path; use one of {PATHS}")
+    if not reduced and precision == "auto":
+        precision = "fp32"
     if backend == "auto" and resolved.type == "cpu":
-        return choose_path(model, probe, batch_size, max_batch=max_batch)
+        return choose_path(model, probe if reduced else None, batch_size, max_batch=max_batch)
     if backend == "auto":
         backend = "torch"
     return EVALUATORS[backend](
