@@ -185,14 +185,16 @@ def test_tictactoe_quick_reaches_perfect_play(tmp_path: Path, overrides: list[st
 
 @pytest.mark.slow
 def test_numerical_ttt_learns_the_solved_result(tmp_path: Path):
-    """The preset's run, judged on its checkpoint: the solved opening and games. Perfect play at
-    every budget against every line is not yet shown for this preset (issue 41,
-    ``docs/experiments/numerical_ttt_perfect/``): add ``holds_every_line`` here once it is."""
-    run_preset("numerical_ttt", tmp_path, timeout=1800)
+    """The preset's first 25 minutes, judged on its checkpoint: the solved opening and games
+    (seed 0's run had won every game against the solver as first player from ~14 minutes, with
+    0.90-0.93 of the random-play positions' moves optimal at 20-30). Its every-line verdict
+    takes the whole run (198 minutes for seed 0): ``tests/test_perfect_agent.py`` walks that
+    run's network, shipped in checkpoints/."""
+    run_preset("numerical_ttt", tmp_path, 2400, "train.max_minutes=25")
     game = make("numerical_ttt")
     policy = SearchAgent(tmp_path, game, num_simulations=64)  # as the preset evaluates it
     opening = policy(game.initial_state())
     cell, number = divmod(opening, 9)
     assert cell in (1, 3, 5, 7) and number + 1 in (1, 3, 7, 9), opening
     assert min(results_vs_sampled_solver(game, policy, side=0, games=100, seed=5)) == 1
-    assert optimal_rate(game, policy, sample_positions(game, 200, seed=FIXED_SET)) >= 0.95
+    assert optimal_rate(game, policy, sample_positions(game, 200, seed=FIXED_SET)) >= 0.88
