@@ -304,7 +304,8 @@ def test_solved_games_walk_every_line_of_each_network_player(tmp_path: Path) -> 
     assert lost and all(walks[s]["lost"] > 0 for s in lost)  # an untrained network loses lines
     assert evaluation.solved["step-5@0"].holds_every_line is False
     table = written[1].read_text()
-    assert "| every line as first | as second |" in table
+    assert "| every line as first | as second | walked on |" in table
+    assert walks["first"]["inference"] == "onnxruntime"  # the suite's pinned path (conftest.py)
     assert f"lost at {walks[lost[0]]['lost']:,} of {walks[lost[0]]['at_stake']:,}" in table
     data = json.loads(written[0].read_text())
     assert data["solved"]["step-5@4"]["every_line"] == evaluation.solved["step-5@4"].every_line

@@ -54,8 +54,9 @@ def markdown_table(evaluation: Evaluation) -> str:
     if evaluation.solved:
         lines += [
             "",
-            "| player | optimal moves | vs perfect W / D / L | every line as first | as second |",
-            "| --- | ---: | --- | --- | --- |",
+            "| player | optimal moves | vs perfect W / D / L | every line as first | as second "
+            "| walked on |",
+            "| --- | ---: | --- | --- | --- | --- |",
         ]
         for label, s in evaluation.solved.items():
             m = s.vs_perfect
@@ -63,7 +64,8 @@ def markdown_table(evaluation: Evaluation) -> str:
             lines.append(
                 f"| {label} | {s.optimal} / {s.positions} ({s.optimal_rate:.1%}) | "
                 f"{m.wins} / {m.draws} / {m.losses} | {_walk_cell(walks.get('first'))} | "
-                f"{_walk_cell(walks.get('second'))} |"
+                f"{_walk_cell(walks.get('second'))} | "
+                f"{(walks.get('first') or {}).get('inference', '')} |"
             )
     return "\n".join(lines) + "\n"
 

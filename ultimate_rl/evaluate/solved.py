@@ -90,7 +90,8 @@ def every_line_walks(game: Game, agent: Agent) -> dict[str, dict[str, Any]] | No
     """Both sides' walks of ``agent`` against every opponent line (``walk_at_stake``), with its
     own evaluator and search, each position searched on a fresh tree: per side the worst line's
     result (None: a ply too large to walk), the ``required`` one, the positions met where its
-    value is at stake, and those where a move it may play gives that value away; for an agent
+    value is at stake, those where a move it may play gives that value away, and the inference
+    path it was walked on (a verdict holds on its path: ``Checkpoint.judged_perfect``); for an agent
     whose games keep its search tree, once those lines hold, ``worst_in_games``: the worst line
     of its games (``worst_game_line``). None for an agent whose moves the walk cannot follow:
     not a network agent, a time budget (its moves depend on the clock) or sampling
@@ -100,14 +101,17 @@ def every_line_walks(game: Game, agent: Agent) -> dict[str, dict[str, Any]] | No
 
     if not isinstance(agent, NetworkAgent) or agent.time_per_move or agent.temperature > 0:
         return None
+    evaluate = agent.evaluate
+    inference = evaluate.backend + (" (failed its check: float32)" if evaluate.fell_back else "")
     found = {}
     for side, name in enumerate(SIDES):
-        walks = side_walks(game, agent.evaluate, side, agent.num_simulations, agent.search_config)
+        walks = side_walks(game, evaluate, side, agent.num_simulations, agent.search_config)
         found[name] = {
             "worst": walks[0].worst,
             "required": required(game, side),
             "at_stake": len(walks[0].at_stake),
             "lost": int(walks[0].lost.sum()),
+            "inference": inference,
         }
         if len(walks) > 1:
             found[name]["worst_in_games"] = walks[1].worst
