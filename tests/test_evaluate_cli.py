@@ -336,7 +336,7 @@ def test_a_network_that_holds_by_position_is_walked_in_games_too(tmp_path, monke
 
     walk_at_stake = every_line.walk_at_stake
 
-    def held(game, evaluate, side, budget=0, search=None, max_positions=0, in_games=False):
+    def held(game, evaluate, side, budget=0, search=None, in_games=False):
         if in_games:  # the real walk, of the games below
             return walk_at_stake(game, evaluate, side, budget, search, in_games=True)
         return every_line.StakeWalk(game.initial_state()[None], np.zeros(1, bool), 0)

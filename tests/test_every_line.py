@@ -19,6 +19,7 @@ from ultimate_rl.agents.every_line import (
     holds_every_line,
     judge_perfect,
     key,
+    walk_at_stake,
     walk_budgets,
     walks_of,
     worst_game_line,
@@ -283,3 +284,21 @@ def test_the_walk_in_games_plays_each_line_as_its_own_game_would(
                 fresh_x,
                 games_x,
             )
+
+
+def test_a_ply_past_the_limit_gives_no_verdict_and_searches_lower_it(ttt, exact, monkeypatch):
+    """A walk stops with no verdict (None) at a ply of more positions than ``ply_limit`` allows,
+    keeping the positions met before it; the limit falls as each position's search grows
+    (``MAX_PLY_SIMULATIONS``), so the raw policy walks where a search does not. The exact
+    network as X, every tied move followed: at most 2,048 positions a ply for the raw policy,
+    1,632 at 8 simulations (measured)."""
+    monkeypatch.setattr(every_line, "MAX_PLY_SIMULATIONS", 8 * 1600)
+    assert [every_line.ply_limit(budget) for budget in (0, 8)] == [12800, 1600]
+    raw = walk_at_stake(ttt, exact, 0, 0)
+    assert raw.worst == 0  # a draw, X's value
+    cut = walk_at_stake(ttt, exact, 0, 8)
+    assert cut.worst is None and 0 < len(cut.at_stake) < len(raw.at_stake)
+    monkeypatch.setattr(every_line, "MAX_PLY_SIMULATIONS", 8 * 1632)
+    assert walk_at_stake(ttt, exact, 0, 8).worst == 0
+    monkeypatch.undo()
+    assert every_line.ply_limit(0) == every_line.MAX_POSITIONS > every_line.ply_limit(800)

@@ -37,9 +37,12 @@ from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.search.batched import BatchedSearch, keeps_trees
 from ultimate_rl.search.tree import Forest
 
-MAX_POSITIONS = 100_000
-"""A ply holding more positions than this is not walked (4x4 boards): no verdict of perfect."""
-MAX_GAME_SEARCHES = 10 * MAX_POSITIONS
+MAX_POSITIONS = 1_000_000
+"""A ply holding more positions than this is not walked (~0.5 GB of states): no verdict."""
+MAX_PLY_SIMULATIONS = 80_000_000
+"""Nor a ply whose positions times the search's simulations exceed this (100,000 positions at
+800 simulations: about an hour on a 2-core CPU); 4x4's raw policy walks, its deep searches not."""
+MAX_GAME_SEARCHES = 1_000_000
 """``worst_game_line`` gives no verdict past this many searches."""
 CHUNK = 256
 """Positions searched at once: 256 trees of an 800-simulation 3x3 search take ~150 MB."""
@@ -68,6 +71,12 @@ def walks_of(budget: int) -> tuple[bool, ...]:
 def holds(game: Game, side: int, worst: int | None) -> bool:
     """Whether a walk's worst result (None: too large to walk) meets ``required``."""
     return worst is not None and worst >= required(game, side)
+
+
+def ply_limit(budget: int) -> int:
+    """The most positions a ply of the walk at ``budget`` simulations (0: the raw policy) may
+    hold: ``MAX_POSITIONS``, fewer where each is searched (``MAX_PLY_SIMULATIONS``)."""
+    return min(MAX_POSITIONS, MAX_PLY_SIMULATIONS // max(budget, 1))
 
 
 Chooser = Callable[[np.ndarray], list[np.ndarray]]
@@ -255,7 +264,7 @@ def walk_budgets(
                     worst = worst_game_line(game, evaluate, side, budget)
                 else:
                     choices = choices or budget_player(game, evaluate, budget)
-                    worst = worst_line(game, choices, side)
+                    worst = worst_line(game, choices, side, ply_limit(budget))
                 found[name] = worst
                 if not holds(game, side, worst):
                     return found
@@ -306,13 +315,12 @@ def walk_at_stake(
     side: int,
     budget: int = 0,
     search: SearchConfig | None = None,
-    max_positions: int = MAX_POSITIONS,
     in_games: bool = False,
 ) -> StakeWalk:
     """The walk of the network agent at ``budget`` simulations (0: the raw policy; ``search``:
     its search, by default ``agent_search_config``'s) as ``side`` against every opponent line:
     the positions it meets where its value is at stake, where it gives that value away, and
-    the line's worst result (``None`` past ``max_positions`` a ply: no verdict, and the
+    the line's worst result (``None`` past ``ply_limit``'s positions a ply: no verdict, and the
     positions met up to that ply). ``in_games``: the walk of its games with the tree kept
     (``worst_game_line``; a position once per line that reaches it)."""
     met: list[tuple[np.ndarray, np.ndarray]] = []
@@ -320,7 +328,7 @@ def walk_at_stake(
         worst = worst_game_line(game, evaluate, side, budget, search, met=met)
     else:
         choices = budget_player(game, evaluate, budget, search)
-        worst = worst_line(game, choices, side, max_positions, met=met)
+        worst = worst_line(game, choices, side, ply_limit(budget), met=met)
     floor = required(game, side)
     at_stake, lost = [], []
     for state, moves in met:
