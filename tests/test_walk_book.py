@@ -117,6 +117,20 @@ def test_the_book_keeps_every_walk_of_every_budget():
     assert np.array_equal(lost_again, lost_rows)
 
 
+def test_walks_in_order_stop_after_the_first_budget_that_loses_a_line():
+    """``walk_in_order``: the budgets in rising order, none after the first whose walk loses a
+    line; the same walks as without it up to there."""
+    game = make("tictactoe")
+    assert worst_line(game, budget_player(game, scrambled, 0), 0) < 0  # the raw policy loses
+    everything = grow_book(EMPTY_BOOK, game, scrambled, (8, 0))
+    raw_only = grow_book(EMPTY_BOOK, game, scrambled, (8, 0), in_order=True)
+    assert set(everything.figures["walk"]) == {"0", "8"} and set(raw_only.figures["walk"]) == {"0"}
+    assert key(8, 0) in everything.figures and key(8, 0) not in raw_only.figures
+    alone = grow_book(EMPTY_BOOK, game, scrambled, (0,))
+    assert np.array_equal(raw_only.states, alone.states)
+    assert np.array_equal(raw_only.lost, alone.lost)
+
+
 def test_the_walks_start_once_the_optimal_rate_reaches_walk_from_optimal(tmp_path: Path):
     game, path = make("tictactoe"), tmp_path / "book.npy"
     settings = BookSettings(fraction=0.5, walk=True, walk_from_optimal=0.9)
@@ -279,9 +293,10 @@ def test_a_config_that_cannot_walk_is_named():
         {"lost_share": 0.5},
         {"walk_budgets": [0, 32]},
         {"walk_from_optimal": 0.98},
+        {"walk_in_order": True},
         {"teacher": 800},
     ],
-    ids=["lost_share", "budgets", "from_optimal", "teacher"],
+    ids=["lost_share", "budgets", "from_optimal", "in_order", "teacher"],
 )
 def test_a_walk_option_without_the_walk_is_named(options: dict):
     with pytest.raises(ValueError, match=r"needs selfplay\.book\.walk=true"):

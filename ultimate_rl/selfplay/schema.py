@@ -100,6 +100,12 @@ class BookSettings:
     (0: the raw policy). A search walk meets other positions than the raw policy's, and loses
     lines where the value head misleads the search: to hold every budget of
     ``eval.perfect_budgets``, walk those (a 3x3 walk at 800 simulations takes seconds)."""
+    walk_in_order: bool = False
+    """With ``walk``: each evaluation walks ``walk_budgets`` in rising order and stops after the
+    first budget where a walk loses a line (either side, position by position or in games): a
+    network far from perfect meets more positions than its deep searches can walk at every
+    evaluation (4x4: ~100,000 a ply, about an hour at 800 simulations), so its raw policy is
+    walked alone until it holds."""
     walk_from_optimal: float = 0.0
     """With ``walk``: the walks start at the first evaluation whose optimal-move rate
     (``eval/optimal_rate``) reaches this, and go on at every evaluation after it; until then no
@@ -141,6 +147,7 @@ class BookSettings:
         for name, value, default in (
             ("walk_budgets", list(self.walk_budgets), [0]),
             ("walk_from_optimal", self.walk_from_optimal, 0.0),
+            ("walk_in_order", self.walk_in_order, False),
             ("teacher", self.teacher, 0),
         ):
             if value != default and not self.walk:

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from tqdm import tqdm
 
-from ultimate_rl.agents.every_line import CHUNK, SIDES, key, side_walks
+from ultimate_rl.agents.every_line import CHUNK, SIDES, holds, key, side_walks
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.games import Game, kernels
@@ -72,25 +72,35 @@ class GrownBook(NamedTuple):
 
 
 def grow_book(
-    book: np.ndarray, game: Game, evaluate: Evaluator, budgets: Sequence[int] = (0,)
+    book: np.ndarray,
+    game: Game,
+    evaluate: Evaluator,
+    budgets: Sequence[int] = (0,),
+    in_order: bool = False,
 ) -> GrownBook:
     """``book`` (each position once) grown by both sides' walks at each of ``budgets``: position
     by position, and where that holds and the agent keeps its tree, its games (``side_walks``),
-    whose lost positions would otherwise reach the book only when the verdict fails on them."""
+    whose lost positions would otherwise reach the book only when the verdict fails on them.
+    ``in_order``: the budgets in rising order, none after the first where a walk fails
+    (``selfplay.book.walk_in_order``)."""
     found: dict[str, Any] = {"walk": {}}
     parts, lost = [book], [np.zeros(len(book), dtype=bool)]
-    for budget in map(int, budgets):
+    for budget in sorted(map(int, budgets)) if in_order else map(int, budgets):
         figures = found["walk"][str(budget)] = {}
+        held = True
         for side, name in enumerate(SIDES):
             walks = side_walks(game, evaluate, side, budget)
             for in_games, walk in enumerate(walks):
                 parts.append(walk.at_stake)
                 lost.append(walk.lost)
                 found[key(budget, side, bool(in_games))] = walk.worst
+                held = held and holds(game, side, walk.worst)
             figures[f"at_stake_{name}"] = len(walks[0].at_stake)
             figures[f"lost_lines_{name}"] = int(walks[0].lost.sum())
             if len(walks) > 1:
                 figures[f"lost_in_games_{name}"] = int(walks[1].lost.sum())
+        if in_order and not held:
+            break
     every, lost_any = np.concatenate(parts), np.concatenate(lost)
     _, first, which = np.unique(every, axis=0, return_index=True, return_inverse=True)
     grown = np.concatenate([book, every[np.sort(first[first >= len(book)])]])
@@ -207,7 +217,10 @@ class RunBook:
         progress = self.learner.progress
         if not progress.book_walks and optimal_rate < self.settings.walk_from_optimal:
             return {}
-        grown = grow_book(self.states, self.game, evaluate, self.settings.walk_budgets)
+        settings = self.settings
+        grown = grow_book(
+            self.states, self.game, evaluate, settings.walk_budgets, settings.walk_in_order
+        )
         added = len(grown.states) - len(self.states)
         new_rows = np.zeros((added, self.game.num_actions), np.float32)
         self.lessons = np.concatenate([self.lessons, new_rows])
