@@ -38,10 +38,12 @@ from ultimate_rl.search.batched import BatchedSearch, keeps_trees
 from ultimate_rl.search.tree import Forest
 
 MAX_POSITIONS = 1_000_000
-"""A ply holding more positions than this is not walked (~0.5 GB of states): no verdict."""
+"""A ply holding more positions than this is not walked (an estimated half gigabyte of states
+and keys): no verdict."""
 MAX_PLY_SIMULATIONS = 80_000_000
 """Nor a ply whose positions times the search's simulations exceed this (100,000 positions at
-800 simulations: about an hour on a 2-core CPU); 4x4's raw policy walks, its deep searches not."""
+800 simulations: an hour on a 2-core CPU by an estimate of ~25,000 evaluations a second); 4x4's
+raw policy walks, its deep searches not."""
 MAX_GAME_SEARCHES = 1_000_000
 """``worst_game_line`` gives no verdict past this many searches."""
 CHUNK = 256
