@@ -125,3 +125,20 @@ def test_a_network_against_itself_scores_exactly_half():
     match = gating_match(game, evaluate, evaluate, search, cfg, seed=3)
     assert match.games == 8 and match.score == 0.5
     assert match.wins == match.losses > 0  # the openings differ, and someone wins
+
+
+def test_only_the_evaluated_weights_are_called_perfect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A run that trains on after a perfect verdict (``stop_when_perfect=false``) keeps the flag
+    on that iteration's checkpoint only: the next iteration's weights were never judged, and an
+    agent would play them as judged (``Checkpoint.judged_perfect``: float32)."""
+    monkeypatch.setattr("ultimate_rl.train.loop.evaluate_network", lambda *_: {})
+    monkeypatch.setattr("ultimate_rl.train.loop.judge_perfect", lambda *_: True)
+    summary = train(tiny("train.iterations=3", "eval.every=2"), tmp_path)
+    snapshots = tmp_path / "checkpoints"
+    verdicts = [load_checkpoint(snapshots / f"iter_0000{i}.pt").judged_perfect for i in (1, 2, 3)]
+    assert verdicts == [False, True, False]
+    assert summary["perfect"] is False
+    evaluated = json.loads((tmp_path / "evaluations" / "iter_00002.json").read_text())
+    assert evaluated["perfect"] is True

@@ -52,7 +52,7 @@ class Progress:
     seconds: float = 0.0  # training wall time, summed over resumes
     games: int = 0
     positions: int = 0
-    perfect: bool = False
+    perfect: bool = False  # this iteration's weights were judged perfect (eval.every)
     last_eval: dict[str, Any] = field(default_factory=dict)
     selfplay_iteration: int = 0  # gating: the iteration whose network plays self-play
     warm_start_positions: int = 0  # UCT-labelled positions learned before self-play

@@ -251,9 +251,11 @@ class PeriodicEvaluation:
 
     def __call__(self, learner: Learner) -> dict[str, Any] | None:
         """The report of this iteration, or ``None`` if nothing was due; updates the progress's
-        ``perfect`` and ``last_eval``."""
+        ``perfect`` (a verdict on this iteration's weights: an iteration not evaluated has
+        trained them since, so it clears it) and ``last_eval``."""
         run, progress = self.run, learner.progress
         report = None
+        progress.perfect = False
         if due(progress.iteration, run.eval.every):
             report = evaluate_network(
                 run.game, self.evaluate, run.search, run.eval, run.seed, self.positions
