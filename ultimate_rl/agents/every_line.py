@@ -35,6 +35,7 @@ from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.games import Game, kernels, layout, solve
 from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.search.batched import BatchedSearch, keeps_trees
+from ultimate_rl.search.memo import MemoEvaluator
 from ultimate_rl.search.tree import Forest
 
 MAX_POSITIONS = 1_000_000
@@ -91,9 +92,10 @@ def budget_player(
     """Every move the network agent may play at ``num_simulations`` (0: the raw policy), many
     positions at once: the top-scored moves (a search's tied visit counts are broken at
     random), or the only legal one. ``search``: the agent's search (``agent_search_config``'s
-    unless given), on a fresh tree at each position."""
+    unless given), on a fresh tree at each position. The network is fixed for the walk, and
+    its searches overlap, so each distinct position goes to it once (``MemoEvaluator``)."""
     search = search or agent_search_config(num_simulations)
-    player = NetworkPlayer(game, evaluate, num_simulations, search)
+    player = NetworkPlayer(game, MemoEvaluator(evaluate), num_simulations, search)
 
     def choices(states: np.ndarray) -> list[np.ndarray]:
         found = [game.legal_actions(s) for s in states]
@@ -191,8 +193,10 @@ def worst_game_line(
 
     The positions waiting for the agent's move, each with its game's tree, are searched
     ``CHUNK`` at a time (a tree a row: the rows of a search do not meet), the latest first, so
-    that the trees held stay few."""
+    that the trees held stay few. Each distinct position goes to the network once
+    (``MemoEvaluator``)."""
     searcher = BatchedSearch(game, CHUNK, search or agent_search_config(num_simulations), seed=0)
+    evaluate = MemoEvaluator(evaluate)
     waiting: list[tuple[np.ndarray, bool, Forest | None]] = []
     worst = 1
 
