@@ -11,6 +11,7 @@ import pytest
 from ultimate_rl.agents.every_line import budget_player, worst_game_line, worst_line
 from ultimate_rl.games import make
 from ultimate_rl.search.memo import MemoEvaluator
+from ultimate_rl.train.walk_book import search_lessons
 
 
 class Counted:
@@ -58,7 +59,7 @@ def test_it_answers_as_the_network_and_asks_it_once_a_position(max_positions: in
         assert memo.evaluated > len(distinct)
 
 
-def test_a_walk_sends_each_position_to_the_network_once():
+def test_a_walk_and_its_lessons_send_each_position_to_the_network_once():
     game = make("tictactoe")
     for side in (0, 1):
         network = Counted()
@@ -67,6 +68,10 @@ def test_a_walk_sends_each_position_to_the_network_once():
         network = Counted()
         worst_game_line(game, network, side, 8)
         assert network.seen and set(network.seen.values()) == {1}
+    network = Counted()
+    states = np.stack([game.apply_sequence(s) for s in ([], [4], [4, 0], [0], [0, 4])])
+    search_lessons(game, network, states, 8)
+    assert network.seen and set(network.seen.values()) == {1}
 
 
 def test_max_positions_is_checked():

@@ -46,6 +46,7 @@ from ultimate_rl.games.symmetry import Symmetry
 from ultimate_rl.nn.losses import Batch
 from ultimate_rl.search import Evaluator
 from ultimate_rl.search.batched import BatchedSearch
+from ultimate_rl.search.memo import MemoEvaluator
 from ultimate_rl.selfplay.augment import apply_random_symmetries
 from ultimate_rl.selfplay.book import EMPTY_BOOK, load_book, lost_path, save_book
 from ultimate_rl.selfplay.schema import BookSettings
@@ -115,9 +116,11 @@ def grow_book(
 
 def search_lessons(game: Game, evaluate: Evaluator, states: np.ndarray, budget: int) -> np.ndarray:
     """``[N, A]``: the visit distribution of the network agent's search at ``budget``
-    simulations, without noise, at each of ``states`` (``selfplay.book.teacher``)."""
+    simulations, without noise, at each of ``states`` (``selfplay.book.teacher``). The states
+    are a walk's, whose searches overlap: each distinct position goes to the network once."""
     found = np.zeros((len(states), game.num_actions), np.float32)
     config = agent_search_config(budget)
+    evaluate = MemoEvaluator(evaluate)
     for start in range(0, len(states), CHUNK):
         rows = states[start : start + CHUNK]
         search = BatchedSearch(game, len(rows), config, seed=start)
