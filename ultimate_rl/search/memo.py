@@ -16,7 +16,8 @@ import numpy as np
 from ultimate_rl.search.batched import Evaluator
 
 MAX_POSITIONS = 4_000_000
-"""Positions remembered before the memory starts again (4x4's outputs: ~0.7 GB)."""
+"""Positions remembered before the memory starts again (an estimate: about 1 GB at 4x4's 16 moves,
+outputs and keys)."""
 
 
 class MemoEvaluator:
