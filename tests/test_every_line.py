@@ -28,6 +28,7 @@ from ultimate_rl.agents.every_line import (
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.games import kernels, layout, make, solve
 from ultimate_rl.search import BatchedSearch
+from ultimate_rl.search.puct import greedy_score
 
 BUDGETS = [0, 32, 200, 800]
 # X (the opponent) blunders with 7 (O wins from there); after X's 8, O wins on 6, and its 5 loses
@@ -234,15 +235,17 @@ def test_a_transposition_merges_a_saved_and_a_lost_path(numerical, moves, mistak
 
 
 def game_moves(ttt, evaluate, search, side, line):
-    """The moves tied for the most visits of the agent's search after ``line``, found by playing
-    the game from its start on one tree (no saved trees), as a user's game with it goes."""
+    """The moves tied for the top ``greedy_score`` of the agent's search after ``line``, found
+    by playing the game from its start on one tree (no saved trees), as a user's game with it
+    goes."""
     searcher = BatchedSearch(ttt, 1, search, seed=0)
     state = ttt.initial_state()
     for ply in range(len(line) + 1):
         if state[layout.PLAYER] == side:
-            visits = searcher.search(state[None], evaluate, False, temperature=0.0).visit_counts[0]
+            out = searcher.search(state[None], evaluate, False, temperature=0.0)
+            score = greedy_score(out.visit_counts[0], out.prior[0])
             legal = ttt.legal_actions(state)
-            tied = np.flatnonzero(visits == visits[legal].max())
+            tied = np.flatnonzero(score == score[legal].max())
             if ply == len(line):
                 return tied
         kernels.apply(state, line[ply])
@@ -265,13 +268,13 @@ def every_game(ttt, evaluate, search, side, line=(), found=None):
     return found
 
 
-@pytest.mark.parametrize("seed, fresh_x, games_x", [(10, 0, -1), (6, -1, 0)])
+@pytest.mark.parametrize("seed, fresh_x, games_x", [(1, 0, -1), (6, -1, 0)])
 def test_the_walk_in_games_plays_each_line_as_its_own_game_would(
     ttt, ttt_positions, seed, fresh_x, games_x
 ):
     """The walk with saved trees meets the positions, and follows the moves, that
     playing every line as a game of its own from the start does. With the tree kept, X's verdict
-    differs from the walk position by position, either way: with seed 10 a network that holds
+    differs from the walk position by position, either way: with seed 1 a network that holds
     every line position by position loses one in a game (8 simulations)."""
     evaluate = noisy_exact_network(ttt, ttt_positions, seed)
     for side in (0, 1):

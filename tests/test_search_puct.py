@@ -10,6 +10,7 @@ from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchEr
 from ultimate_rl.search.config import SearchParams
 from ultimate_rl.search.core import REGISTRY
 from ultimate_rl.search.gumbel import halving_schedule
+from ultimate_rl.search.puct import PUCT, greedy_score
 
 
 @pytest.fixture(scope="module")
@@ -374,3 +375,22 @@ def test_principal_variation_follows_the_most_visited_moves(ttt, solver_evaluato
         node = f.edge_child[0, best]
     ttt.apply_sequence(pv, state)  # a line of legal moves
     assert len(searcher.principal_variation(0, max_moves=2)) == 2
+
+
+def test_a_greedy_choice_breaks_ties_in_visits_by_the_prior():
+    """Temperature 0 plays the most visited move; where visits tie, the network's favourite of
+    them every time (the every-line walk then follows one move), and only where the prior ties
+    too, a draw among those."""
+    visits = np.array([[4, 9, 9, 1], [4, 9, 9, 1], [5, 5, 5, 5]], np.int32)
+    prior = np.array([[0.7, 0.1, 0.15, 0.05], [0.1, 0.3, 0.3, 0.3], [0.1, 0.2, 0.3, 0.4]])
+    prior = prior.astype(np.float32)
+    config, moves = SearchConfig(), set()
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        _, action = PUCT.choose(None, None, visits, prior, np.zeros(3), config, rng)
+        assert action[0] == 2 and action[2] == 3
+        moves.add(int(action[1]))
+    assert moves == {1, 2}
+    # the score keeps the visits' order: a prior never outweighs a visit
+    score = greedy_score(np.array([[3, 2]]), np.array([[0.0, 1.0]]))
+    assert score[0, 0] > score[0, 1]

@@ -73,11 +73,15 @@ class SearchAgent:
         return int(self.agent.select_action(self.game, state))
 
     def choices(self, state: np.ndarray) -> list[int]:
-        """Every move the agent may play: it breaks ties in its search's visits at random."""
+        """Every move the agent may play: the most visited, ties broken by the network's prior
+        (the order of its logits), and exact ties of both at random (``puct.greedy_score``)."""
         if self.agent.num_simulations == 0:
             return [self(state)]
         visits = self.agent.analyse(self.game, state).visit_counts
-        return np.flatnonzero(visits == visits.max()).tolist()
+        mask = self.game.legal_mask(state)
+        logits = self.agent.evaluate(self.game.encode(state)[None], mask[None])[0][0]
+        tied = np.flatnonzero(visits == visits.max())
+        return tied[logits[tied] == logits[tied].max()].tolist()
 
 
 def optimal_rate(

@@ -408,7 +408,7 @@ def test_the_games_of_a_network_that_holds_by_position_grow_the_book(ttt_positio
     takes the walk of the games with the tree kept, and their lost positions are its lost rows;
     where a position is lost already (O), the games are not walked."""
     game = make("tictactoe")
-    evaluate = noisy_exact_network(game, ttt_positions, 10)
+    evaluate = noisy_exact_network(game, ttt_positions, 1)
     grown = grow_book(EMPTY_BOOK, game, evaluate, [8])
     figures = grown.figures
     assert figures[key(8, 0)] == 0 and figures[key(8, 0, True)] == -1

@@ -6,7 +6,8 @@ A value head that is wrong on positions self-play never reached shows only at so
 (issue 41: a network that drew every line of the solver at 32 simulations lost lines at 0 and
 200), so one budget proves nothing about another. For each budget the walk goes breadth first
 from the start, the network's move (the agent's own search, ``agent_search_config``, on a fresh
-tree; every move tied for the most visits, since the agent breaks such ties at random) against
+tree; the most visited move, ties broken by the network's prior, and every move still tied
+after that, since the agent breaks such ties at random: ``search.puct.greedy_score``) against
 each legal reply; transpositions merge, so every position is searched once per budget and a
 ply's positions are searched together, in chunks that bound the trees' memory.
 
@@ -36,6 +37,7 @@ from ultimate_rl.games import Game, kernels, layout, solve
 from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.search.batched import BatchedSearch, keeps_trees
 from ultimate_rl.search.memo import MemoEvaluator
+from ultimate_rl.search.puct import greedy_score
 from ultimate_rl.search.tree import Forest
 
 MAX_POSITIONS = 1_000_000
@@ -90,8 +92,8 @@ def budget_player(
     game: Game, evaluate: Evaluator, num_simulations: int, search: SearchConfig | None = None
 ) -> Chooser:
     """Every move the network agent may play at ``num_simulations`` (0: the raw policy), many
-    positions at once: the top-scored moves (a search's tied visit counts are broken at
-    random), or the only legal one. ``search``: the agent's search (``agent_search_config``'s
+    positions at once: the top-scored moves (the logits, or a search's ``greedy_score``), or
+    the only legal one. ``search``: the agent's search (``agent_search_config``'s
     unless given), on a fresh tree at each position. The network is fixed for the walk, and
     its searches overlap, so each distinct position goes to it once (``MemoEvaluator``)."""
     search = search or agent_search_config(num_simulations)
@@ -186,10 +188,10 @@ def worst_game_line(
     """``worst_line``'s result for the network agent at ``num_simulations`` (> 0; ``search``:
     its search, ``agent_search_config``'s unless given) as a game with it goes: one tree kept from
     move to move, a search at each of its moves (a forced one too: it grows the tree the next
-    move keeps) without an early stop, every move tied for the most visits followed. Each line is
-    walked on its own, from the tree its game would hold there; ``None`` past ``max_searches``
-    searches. ``met``, if given, receives each position searched (once per line that reaches
-    it) with the moves followed there.
+    move keeps) without an early stop, every move tied for the top ``greedy_score`` followed.
+    Each line is walked on its own, from the tree its game would hold there; ``None`` past
+    ``max_searches`` searches. ``met``, if given, receives each position searched (once per
+    line that reaches it) with the moves followed there.
 
     The positions waiting for the agent's move, each with its game's tree, are searched
     ``CHUNK`` at a time (a tree a row: the rows of a search do not meet), the latest first, so
@@ -231,8 +233,8 @@ def worst_game_line(
         states = np.stack([state for state, _, _ in batch])
         out = searcher.search(states, evaluate, False, num_simulations, temperature=0.0)
         for row, (state, held, _) in enumerate(batch):
-            visits = out.visit_counts[row]
-            moves = np.flatnonzero(visits == visits[game.legal_actions(state)].max())
+            score = greedy_score(out.visit_counts[row], out.prior[row])
+            moves = np.flatnonzero(score == score[game.legal_actions(state)].max())
             if met is not None:
                 met.append((state, moves))
             tree = searcher.saved_tree(row)

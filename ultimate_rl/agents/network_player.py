@@ -8,6 +8,7 @@ import numpy as np
 
 from ultimate_rl.games import Game, kernels
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
+from ultimate_rl.search.puct import greedy_score
 
 
 class NetworkPlayer:
@@ -28,8 +29,9 @@ class NetworkPlayer:
 
     def scored_moves(self, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Each row's move scores and best move: the raw policy's masked logits and their
-        argmax, or the search's root visits and a most visited move (ties broken at random, as
-        the network agent breaks them: every tied move is one it may play)."""
+        argmax, or the search's ``greedy_score`` (visits, ties broken by the prior) and the
+        move the agent plays (exact ties broken at random: every top-scored move is one it may
+        play)."""
         n = len(states)
         if self.num_simulations == 0:
             planes = np.zeros((n, *self.game.observation_shape), dtype=np.float32)
@@ -49,4 +51,4 @@ class NetworkPlayer:
             temperature=0.0,
             stop_early=True,  # the same move, once it can no longer change
         )
-        return out.visit_counts, out.action
+        return greedy_score(out.visit_counts, out.prior), out.action

@@ -33,11 +33,12 @@ MakeRoots = Callable[[Forest, int, int, SearchConfig, bool, int, np.random.Gener
 the n roots are expanded; it draws the algorithm's root noise."""
 
 Choose = Callable[
-    [Forest, Roots, np.ndarray, np.ndarray, SearchConfig, np.random.Generator],
+    [Forest, Roots, np.ndarray, np.ndarray, np.ndarray, SearchConfig, np.random.Generator],
     tuple[np.ndarray, np.ndarray],
 ]
-"""``choose(forest, roots, visit_counts, temperatures, config, rng) -> (policy_target [n, A]
-float32, action [n] int64)`` once the simulations are done."""
+"""``choose(forest, roots, visit_counts, prior, temperatures, config, rng) -> (policy_target
+[n, A] float32, action [n] int64)`` once the simulations are done; ``visit_counts`` and the
+network's root ``prior`` (no noise) by action."""
 
 
 Settled = Callable[[Forest, int, np.ndarray], np.ndarray]

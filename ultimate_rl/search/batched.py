@@ -198,7 +198,7 @@ class BatchedSearch:
         root_value = np.zeros(n, np.float32)
         tree.root_statistics(self._forest, n, visit_counts, q_values, prior, root_value)
         policy, action = self._algorithm.choose(
-            self._forest, roots, visit_counts, temperatures, self.config, self._rng
+            self._forest, roots, visit_counts, prior, temperatures, self.config, self._rng
         )
         exact = np.full(n, tree.UNPROVEN, np.int8)
         if self.config.solver:

@@ -219,6 +219,7 @@ def choose(
     f: Forest,
     roots: Roots,
     visit_counts: np.ndarray,
+    prior: np.ndarray,
     temperatures: np.ndarray,
     config: SearchConfig,
     rng: np.random.Generator,
