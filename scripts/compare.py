@@ -84,12 +84,19 @@ def main(argv: list[str] | None = None) -> int:
         "training). Equal wall-clock is a fair budget only on an otherwise idle machine: "
         "run nothing else meanwhile."
     )
-    status = train_all(comparison, out)
     try:
+        status = train_all(comparison, out)
         evaluation = rate_all(comparison, out, status)
     except (EvaluationError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(
+            "interrupted: the runs trained so far and the matches played are kept; the same "
+            "command resumes",
+            file=sys.stderr,
+        )
+        return 130
     for path in write_results(
         summarise(comparison, evaluation, status, out), out, not args.no_plot
     ):

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,8 +19,10 @@ from ultimate_rl.experiments.compare import (
     FINISHED,
     Comparison,
     curve_snapshots,
+    is_finished,
     machine_warning,
     run_dir,
+    run_passing_interrupts,
     train_command,
 )
 from ultimate_rl.games import make
@@ -120,6 +126,42 @@ def test_a_new_run_gets_the_recipe_and_budget_an_interrupted_one_resumes(tmp_pat
     (folder / "checkpoints").mkdir(parents=True)
     (folder / "checkpoints" / "latest.pt").touch()
     assert train_command(comparison, "q_mix", 1, folder)[-1] == f"resume={folder}"
+
+
+def test_a_run_stopped_by_ctrl_c_is_not_finished(tmp_path: Path):
+    """Its summary says so: the next call resumes it instead of rating a short run."""
+    assert not is_finished(tmp_path)
+    for interrupted in (True, False):
+        (tmp_path / FINISHED).write_text(json.dumps({"interrupted": interrupted}))
+        assert is_finished(tmp_path) is not interrupted
+
+
+def test_ctrl_c_reaches_a_training_run_once_and_lets_it_finish(tmp_path: Path):
+    """The run gets the signal (not a kill) and exits in its own time; the caller is told."""
+    child = (
+        "import signal, sys, time\n"
+        "got = []\n"
+        "signal.signal(signal.SIGINT, lambda *a: got.append(1))\n"
+        "print('ready', flush=True)\n"
+        "while not got: time.sleep(0.01)\n"
+        "time.sleep(0.5)\n"
+        "print('saved after', len(got), flush=True)\n"
+    )
+    log = tmp_path / "log"
+    ready = threading.Event()
+
+    def interrupt() -> None:
+        while "ready" not in log.read_text():
+            time.sleep(0.01)
+        ready.set()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with open(log, "w") as output:
+        threading.Thread(target=interrupt, daemon=True).start()
+        assert run_passing_interrupts([sys.executable, "-c", child], output)
+    assert ready.is_set() and log.read_text().split("\n")[1] == "saved after 1"
+    with open(log, "w") as output:
+        assert not run_passing_interrupts([sys.executable, "-c", "pass"], output)
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "configs" / "compare").glob("*.yaml")))

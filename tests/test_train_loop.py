@@ -44,7 +44,7 @@ def checkpoint_iteration(run_dir: Path) -> int:
 
 def test_run_folder_holds_config_events_checkpoints_and_evaluations(tmp_path: Path):
     summary = train(tiny("train.iterations=2"), tmp_path)
-    assert summary["iterations"] == 2 and summary["steps"] == 10
+    assert summary["iterations"] == 2 and summary["steps"] == 10 and not summary["interrupted"]
     assert (tmp_path / "config.yaml").is_file()
     saved = json.loads((tmp_path / "summary.json").read_text())
     assert Machine.from_dict(saved["machine"]) == this_machine()  # what compare.py checks
@@ -203,6 +203,7 @@ def test_ctrl_c_stops_cleanly_after_saving(tmp_path: Path):
     assert process.returncode == 0, output + rest
     assert "stop requested" in rest
     assert checkpoint_iteration(tmp_path) == last_printed_iteration(output + rest)
+    assert json.loads((tmp_path / "summary.json").read_text())["interrupted"]
 
 
 @pytest.mark.slow

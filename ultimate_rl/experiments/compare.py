@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -36,7 +37,7 @@ from ultimate_rl.runtime.machine import Machine, this_machine
 from ultimate_rl.train.checkpoints import CHECKPOINT, has_checkpoint
 
 TRAIN_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "train.py"
-FINISHED = "summary.json"  # written by a training run when it ends
+FINISHED = "summary.json"  # written by a training run when it ends (``interrupted`` or not)
 UNKNOWN_MACHINE = "unknown (a run from before summaries named the machine)"
 Z95 = 1.959964
 
@@ -139,12 +140,12 @@ def train_all(
 ) -> dict[str, str]:
     """Trains every run in turn, skipping finished ones; each run's status by label
     (``finished`` or ``failed: ...``). A failed run (e.g. an option this branch lacks) does
-    not stop the others."""
+    not stop the others; a Ctrl-C does (KeyboardInterrupt), once the run it stopped has saved."""
     status = {}
     here = this_machine().label()
     for recipe, seed in comparison.runs():
         folder = run_dir(out, recipe, seed)
-        if (folder / FINISHED).is_file():
+        if is_finished(folder):
             log(f"{label(recipe, seed)}: finished before, skipped")
         else:
             warning = machine_warning(comparison, out, label(recipe, seed), here)
@@ -154,14 +155,41 @@ def train_all(
             command = train_command(comparison, recipe, seed, folder)
             log(f"{label(recipe, seed)}: training {comparison.minutes:g} min -> {folder}")
             with open(folder / "compare_train.log", "a") as output:
-                subprocess.run(
-                    command, stdout=output, stderr=subprocess.STDOUT, env=_env(), check=False
-                )
-        finished = (folder / FINISHED).is_file()
+                if run_passing_interrupts(command, output):
+                    raise KeyboardInterrupt
+        finished = is_finished(folder)
         status[label(recipe, seed)] = "finished" if finished else _failure(folder)
         if not finished:
             log(f"{label(recipe, seed)}: {status[label(recipe, seed)]}")
     return status
+
+
+def is_finished(folder: Path) -> bool:
+    """The run in ``folder`` trained its whole budget: a summary not written by a stop."""
+    path = folder / FINISHED
+    return path.is_file() and not json.loads(path.read_text()).get("interrupted", False)
+
+
+def run_passing_interrupts(command: list[str], output: Any) -> bool:
+    """Runs a training ``command`` in its own session and passes each Ctrl-C / SIGTERM on to it
+    once, so that it stops as it does at a terminal (its iteration finished, its checkpoint
+    saved) instead of being killed with this process; whether one came."""
+    process = subprocess.Popen(
+        command, stdout=output, stderr=subprocess.STDOUT, env=_env(), start_new_session=True
+    )
+    received = []
+
+    def pass_on(signum: int, _frame: Any) -> None:
+        received.append(signum)
+        process.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, pass_on) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        process.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return bool(received)
 
 
 def machine_of(summary: Mapping[str, Any]) -> str:
@@ -179,7 +207,7 @@ def machine_warning(comparison: Comparison, out: Path, name: str, here: str) -> 
     """A warning when run ``name``, about to train on machine ``here``, joins finished runs
     that trained on another (runs from before summaries named the machine are not counted)."""
     folders = [run_dir(out, recipe, seed) for recipe, seed in comparison.runs()]
-    finished = {run_machine(f) for f in folders if (f / FINISHED).is_file()}
+    finished = {run_machine(f) for f in folders if is_finished(f)}
     others = finished - {here, UNKNOWN_MACHINE}
     if not others:
         return None

@@ -178,9 +178,11 @@ class RunLog:
         """Ends the progress bar (the loop is over, or failed)."""
         self.bar.close()
 
-    def finish(self, progress: Progress) -> dict[str, Any]:
-        """``summary.json`` and TensorBoard hparams with the final metrics; closes the writer."""
+    def finish(self, progress: Progress, interrupted: bool = False) -> dict[str, Any]:
+        """``summary.json`` and TensorBoard hparams with the final metrics; closes the writer.
+        ``interrupted``: stopped by Ctrl-C / SIGTERM before its budget (a resume goes on)."""
         summary = {
+            "interrupted": interrupted,
             "iterations": progress.iteration,
             "steps": progress.step,
             "minutes": progress.seconds / 60,

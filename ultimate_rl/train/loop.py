@@ -178,7 +178,8 @@ def train_in_folder(
         finally:
             log.close_bar()
             pool.close()
-    return log.finish(progress)
+        interrupted = stop.requested and not finished(progress, run.train)
+    return log.finish(progress, interrupted)
 
 
 def choose_selfplay_path(
