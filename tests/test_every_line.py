@@ -28,7 +28,7 @@ from ultimate_rl.agents.every_line import (
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.games import kernels, layout, make, solve
 from ultimate_rl.search import BatchedSearch
-from ultimate_rl.search.puct import greedy_score
+from ultimate_rl.search.tree import greedy_score
 
 BUDGETS = [0, 32, 200, 800]
 # X (the opponent) blunders with 7 (O wins from there); after X's 8, O wins on 6, and its 5 loses

@@ -10,7 +10,8 @@ from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchEr
 from ultimate_rl.search.config import SearchParams
 from ultimate_rl.search.core import REGISTRY
 from ultimate_rl.search.gumbel import halving_schedule
-from ultimate_rl.search.puct import PUCT, greedy_score
+from ultimate_rl.search.puct import PUCT
+from ultimate_rl.search.tree import greedy_score, new_forest, principal_variation
 
 
 @pytest.fixture(scope="module")
@@ -370,11 +371,24 @@ def test_principal_variation_follows_the_most_visited_moves(ttt, solver_evaluato
     for move in pv:  # each move is the most visited one where the line has got to
         first, n = f.first_edge[0, node], f.num_edges[0, node]
         edges = range(first, first + n)
-        best = max(edges, key=lambda e: f.edge_visits[0, e])
+        best = max(edges, key=lambda e: (f.edge_visits[0, e], f.edge_prior[0, e]))
         assert f.edge_action[0, best] == move
         node = f.edge_child[0, best]
     ttt.apply_sequence(pv, state)  # a line of legal moves
     assert len(searcher.principal_variation(0, max_moves=2)) == 2
+
+
+def test_the_principal_variation_breaks_ties_in_visits_by_the_prior():
+    """As the move played does: the analysis line starts with the move the agent plays."""
+    f = new_forest(1, 4, 4)
+    f.first_edge[0, 0], f.num_edges[0, 0] = 0, 3
+    f.edge_action[0, :3], f.edge_visits[0, :3] = [5, 6, 7], [3, 3, 1]
+    f.edge_prior[0, :3], f.edge_child[0, :3] = [0.2, 0.5, 0.3], [-1, 1, -1]
+    f.first_edge[0, 1], f.num_edges[0, 1] = 3, 1
+    f.edge_action[0, 3], f.edge_visits[0, 3], f.edge_child[0, 3] = 2, 2, -1
+    assert principal_variation(f, 0, 5) == [6, 2]
+    f.edge_prior[0, :3] = [0.5, 0.2, 0.3]
+    assert principal_variation(f, 0, 5) == [5]
 
 
 def test_a_greedy_choice_breaks_ties_in_visits_by_the_prior():

@@ -74,7 +74,7 @@ class SearchAgent:
 
     def choices(self, state: np.ndarray) -> list[int]:
         """Every move the agent may play: the most visited, ties broken by the network's prior
-        (the order of its logits), and exact ties of both at random (``puct.greedy_score``)."""
+        (the order of its logits), and exact ties of both at random (``tree.greedy_score``)."""
         if self.agent.num_simulations == 0:
             return [self(state)]
         visits = self.agent.analyse(self.game, state).visit_counts

@@ -11,7 +11,7 @@ says whether the algorithm was kept.
 Re-pinned once, when self-play stopped throwing away the search tree of a live game that moved to
 another row after a game before it finished (the old figures come back with that bug restored).
 Re-pinned again when a greedy move began to break ties in visits by the prior instead of at
-random (``search.puct.greedy_score``): tic-tac-toe's late self-play moves tie often.
+random (``search.tree.greedy_score``): tic-tac-toe's late self-play moves tie often.
 """
 
 from __future__ import annotations

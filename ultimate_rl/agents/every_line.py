@@ -7,7 +7,7 @@ A value head that is wrong on positions self-play never reached shows only at so
 200), so one budget proves nothing about another. For each budget the walk goes breadth first
 from the start, the network's move (the agent's own search, ``agent_search_config``, on a fresh
 tree; the most visited move, ties broken by the network's prior, and every move still tied
-after that, since the agent breaks such ties at random: ``search.puct.greedy_score``) against
+after that, since the agent breaks such ties at random: ``search.tree.greedy_score``) against
 each legal reply; transpositions merge, so every position is searched once per budget and a
 ply's positions are searched together, in chunks that bound the trees' memory.
 
@@ -37,8 +37,7 @@ from ultimate_rl.games import Game, kernels, layout, solve
 from ultimate_rl.search import Evaluator, SearchConfig
 from ultimate_rl.search.batched import BatchedSearch, keeps_trees
 from ultimate_rl.search.memo import MemoEvaluator
-from ultimate_rl.search.puct import greedy_score
-from ultimate_rl.search.tree import Forest
+from ultimate_rl.search.tree import Forest, greedy_score
 
 MAX_POSITIONS = 1_000_000
 """A ply holding more positions than this is not walked (an estimated half gigabyte of states

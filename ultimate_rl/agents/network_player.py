@@ -8,7 +8,7 @@ import numpy as np
 
 from ultimate_rl.games import Game, kernels
 from ultimate_rl.search import BatchedSearch, Evaluator, SearchConfig
-from ultimate_rl.search.puct import greedy_score
+from ultimate_rl.search.tree import greedy_score
 
 
 class NetworkPlayer:

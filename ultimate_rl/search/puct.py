@@ -12,7 +12,7 @@ from numba import njit
 from ultimate_rl.search.algorithm import Algorithm, Roots
 from ultimate_rl.search.config import SearchConfig
 from ultimate_rl.search.solver import exact_result
-from ultimate_rl.search.tree import UNPROVEN, Forest
+from ultimate_rl.search.tree import UNPROVEN, Forest, greedy_score
 
 
 @njit(cache=True)
@@ -89,15 +89,6 @@ def _with_dirichlet_noise(
     noise /= np.maximum(noise.sum(axis=1, keepdims=True), 1e-30)
     mixed = (1 - config.dirichlet_fraction) * prior + config.dirichlet_fraction * noise
     return mixed.astype(np.float32)
-
-
-def greedy_score(visit_counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
-    """Each move's rank for a greedy choice (temperature 0): its visits, ties broken by the
-    network's prior (halved, so it never outweighs a visit). A search that ends with its top
-    moves level in visits (a short one does, often: 32 simulations among 16 moves) then plays the
-    same move every time, the one the raw policy prefers, and the every-line walk
-    (``agents/every_line.py``) follows one line where it would follow each of the tied moves."""
-    return visit_counts + 0.5 * prior
 
 
 def choose(

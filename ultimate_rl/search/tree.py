@@ -250,16 +250,27 @@ def root_statistics(f, num_trees, visit_counts, q_values, prior, root_value):
         root_value[b] = f.value_sum[b, 0] / f.visits[b, 0]
 
 
+def greedy_score(visit_counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
+    """Each move's rank for a greedy choice (temperature 0): its visits, ties broken by the
+    network's prior (halved, so it never outweighs a visit). A search that ends with its top
+    moves level in visits (a short one does, often: 32 simulations among 16 moves) then plays the
+    same move every time, the one the raw policy prefers, and the every-line walk
+    (``agents/every_line.py``) follows one line where it would follow each of the tied moves."""
+    return visit_counts + 0.5 * prior
+
+
 def principal_variation(f: Forest, b: int, max_moves: int) -> list[int]:
     """The moves tree ``b``'s search expects from its root: the most visited move, then the
     most visited reply in the position it leads to, and so on while the tree has visits there
-    (at most ``max_moves``). What an analysis shows beside the root's move shares."""
+    (at most ``max_moves``); ties in visits go to the prior, as a greedy move does
+    (``greedy_score``). What an analysis shows beside the root's move shares."""
     moves: list[int] = []
     node = 0
     while len(moves) < max_moves and f.num_edges[b, node] > 0:
         first = int(f.first_edge[b, node])
-        visits = f.edge_visits[b, first : first + int(f.num_edges[b, node])]
-        best = int(np.argmax(visits))
+        edges = slice(first, first + int(f.num_edges[b, node]))
+        visits = f.edge_visits[b, edges]
+        best = int(np.argmax(greedy_score(visits, f.edge_prior[b, edges])))
         if visits[best] == 0:
             break
         moves.append(int(f.edge_action[b, first + best]))
