@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -170,7 +170,7 @@ def is_finished(folder: Path) -> bool:
     return path.is_file() and not json.loads(path.read_text()).get("interrupted", False)
 
 
-def run_passing_interrupts(command: list[str], output: Any) -> bool:
+def run_passing_interrupts(command: list[str], output: IO[str]) -> bool:
     """Runs a training ``command`` in its own session and passes each Ctrl-C / SIGTERM on to it
     once, so that it stops as it does at a terminal (its iteration finished, its checkpoint
     saved) instead of being killed with this process; whether one came."""
