@@ -21,7 +21,6 @@ from ultimate_rl.agents.every_line import (
     key,
     walk_at_stake,
     walk_budgets,
-    walks_of,
     worst_game_line,
     worst_line,
 )
@@ -99,8 +98,7 @@ def test_every_tied_move_is_followed(ttt):
 def test_an_exact_network_holds_every_line(ttt, exact):
     budgets = BUDGETS[:2]  # the raw policy and a search (longer ones: the same walk, slower)
     report = walk_budgets(ttt, exact, budgets)
-    assert walks_of(0) == (False,) and walks_of(32) == (False, True)  # games keep the tree
-    assert report == {key(b, s, g): 0 for b in budgets for g in walks_of(b) for s in (0, 1)}
+    assert report == {key(b, s): 0 for b in budgets for s in (0, 1)}
     assert holds_every_line(ttt, report, budgets)
 
 
@@ -122,13 +120,12 @@ def test_one_budget_losing_one_line_fails_the_verdict(ttt, exact, monkeypatch):
 
 
 def test_the_verdict_needs_every_budget_walked(ttt):
-    report = {key(b, s, g): 0 for b in BUDGETS[:-1] for g in walks_of(b) for s in (0, 1)}
+    report = {key(b, s): 0 for b in BUDGETS[:-1] for s in (0, 1)}
     assert holds_every_line(ttt, report, BUDGETS[:-1])
     assert not holds_every_line(ttt, report, BUDGETS)
     assert not holds_every_line(ttt, {**report, key(800, 0): 0, key(800, 1): None}, BUDGETS)
-    # a search budget's games (the tree kept) must hold too, not only its positions
-    assert not holds_every_line(ttt, {**report, key(200, 1, True): -1}, BUDGETS[:-1])
-    del report[key(32, 0, True)]
+    assert not holds_every_line(ttt, {**report, key(200, 1): -1}, BUDGETS[:-1])
+    del report[key(32, 0)]
     assert not holds_every_line(ttt, report, BUDGETS[:-1])
 
 

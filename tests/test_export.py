@@ -200,12 +200,13 @@ def test_onnx_gives_the_same_outputs_as_torch(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("perfect", [False, True])
-def test_a_network_judged_perfect_plays_in_float32(
+def test_a_network_judged_perfect_plays_as_it_was_walked(
     tmp_path: Path, perfect: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Its run's verdict was walked in float32, so ``inference=auto`` takes no reduced path for
-    it (its checkpoint and its agent file alike); another network has int8 among the paths
-    ``auto`` times."""
+    """Its run's verdict was walked in float32, each position on a fresh tree, so
+    ``inference=auto`` takes no reduced path for it and its search keeps no tree between moves
+    (its checkpoint and its agent file alike); another network has int8 among the paths
+    ``auto`` times and keeps its tree."""
     monkeypatch.delenv(PIN_ENV)  # the suite pins a path (conftest.py)
     game = make("numerical_ttt")
     config = ModelConfig(arch="mlp", mlp_hidden=(16,))
@@ -222,6 +223,7 @@ def test_a_network_judged_perfect_plays_in_float32(
     assert read_bundle(out).metadata["judged_perfect"] is perfect
     for agent in (NetworkAgent(path, num_simulations=0), load_agent(out, num_simulations=0)):
         assert agent.checkpoint.judged_perfect is perfect
+        assert agent.search_config.tree_reuse is not perfect
         choice = agent.evaluate.choice
         assert ("onnxruntime_int8" in choice.positions_per_s) is not perfect
         assert choice.path in (PATHS if not perfect else ("torch", "onnxruntime"))

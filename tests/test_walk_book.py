@@ -403,22 +403,19 @@ def test_missed_lessons_are_drawn_at_their_share(tmp_path: Path):
         BookSettings("", walk=True, missed_share=0.5)
 
 
-def test_the_games_of_a_network_that_holds_by_position_grow_the_book(ttt_positions):
-    """Where every position's search holds (X with this network at 8 simulations), the book also
-    takes the walk of the games with the tree kept, and their lost positions are its lost rows;
-    where a position is lost already (O), the games are not walked."""
+def test_the_book_and_the_verdict_walk_positions_not_games(ttt_positions):
+    """The verdict walks each position on a fresh tree, as the agent of a network it judges
+    perfect plays (``NetworkAgent``): where every position's search holds (X with this network
+    at 8 simulations) and only its games with the tree kept lose, the book's walk holds, and
+    its lost rows are the positions lost on a fresh tree (O's), none of the games'."""
     game = make("tictactoe")
     evaluate = noisy_exact_network(game, ttt_positions, 1)
+    games = walk_at_stake(game, evaluate, 0, 8, in_games=True)
+    assert games.worst == -1 and games.lost.any()  # kept trees would lose as X
     grown = grow_book(EMPTY_BOOK, game, evaluate, [8])
     figures = grown.figures
-    assert figures[key(8, 0)] == 0 and figures[key(8, 0, True)] == -1
-    assert figures[key(8, 1)] == -1 and key(8, 1, True) not in figures
-    walk = figures["walk"]["8"]
-    assert walk["lost_lines_first"] == 0 and walk["lost_in_games_first"] > 0
-    assert "lost_in_games_second" not in walk
-    games = walk_at_stake(game, evaluate, 0, 8, in_games=True)
-    lost_in_games = {s.tobytes() for s in games.at_stake[games.lost]}
-    lost_rows = {grown.states[row].tobytes() for row in grown.lost}
-    assert lost_in_games and lost_in_games <= lost_rows
+    assert figures[key(8, 0)] == 0 and figures[key(8, 1)] == -1
+    assert not any("in_games" in name for name in [*figures, *figures["walk"]["8"]])
     fresh_o = walk_at_stake(game, evaluate, 1, 8)
-    assert lost_rows == lost_in_games | {s.tobytes() for s in fresh_o.at_stake[fresh_o.lost]}
+    lost_rows = {grown.states[row].tobytes() for row in grown.lost}
+    assert lost_rows == {s.tobytes() for s in fresh_o.at_stake[fresh_o.lost]}

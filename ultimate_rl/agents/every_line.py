@@ -11,13 +11,17 @@ after that, since the agent breaks such ties at random: ``search.tree.greedy_sco
 each legal reply; transpositions merge, so every position is searched once per budget and a
 ply's positions are searched together, in chunks that bound the trees' memory.
 
-A game with the agent keeps its search tree from move to move (``tree_reuse``, PUCT): each search
-starts from the subtree of the move played and the reply, so a move depends on the line that led
-to it, not only on the position, and a network that holds every line position by position can
-lose one in a game (numerical tic-tac-toe at 800 simulations: 843 visits, 43 of them kept, chose
-a losing move where a fresh search kept the draw; docs/experiments/numerical_ttt_perfect). So at
-such budgets the verdict also walks the games themselves (``worst_game_line``): line by line,
-the tree saved after each search and restored for each continuation.
+An agent that keeps its search tree from move to move (``tree_reuse``, PUCT) starts each search
+from the subtree of the move played and the reply, so its move depends on the line that led to
+it, not only on the position, and a network that holds every line position by position can lose
+one in a game (numerical tic-tac-toe at 800 simulations: 843 visits, 43 of them kept, chose a
+losing move where a fresh search kept the draw; docs/experiments/numerical_ttt_perfect). Its
+games are walked line by line (``worst_game_line``: the tree saved after each search and
+restored for each continuation), but their lines do not merge: on 4x4 as O at 32 simulations
+they passed a million searches. So the training verdict (``walk_budgets``) walks positions, and
+the agent of a network its run judged perfect searches each position on a fresh tree
+(``NetworkAgent``): it plays what was walked. ``scripts/evaluate.py`` walks an agent's games
+too where it keeps its tree (``side_walks``).
 
 A side must hold its game-theoretic value on every line: win a won game, draw a drawn one, and
 where the game is lost for it (numerical tic-tac-toe's second player) not lose any line on which
@@ -53,23 +57,15 @@ CHUNK = 256
 SIDES = ("first", "second")
 
 
-def key(budget: int, side: int, in_games: bool = False) -> str:
-    """The report's entry for the worst result at ``budget`` simulations as ``side``
-    (``in_games``: of the games with the tree kept, ``worst_game_line``)."""
-    return f"worst_line/{budget}/{SIDES[side]}" + ("/in_games" if in_games else "")
+def key(budget: int, side: int) -> str:
+    """The report's entry for the worst result at ``budget`` simulations as ``side``."""
+    return f"worst_line/{budget}/{SIDES[side]}"
 
 
-def walks_games(budget: int, search: SearchConfig | None = None) -> bool:
-    """Whether the network agent at ``budget`` (``search``: its search, ``agent_search_config``'s
-    unless given) keeps its search tree between a game's moves, so that its games are walked
-    besides its positions."""
-    return budget > 0 and keeps_trees(search or agent_search_config(budget))
-
-
-def walks_of(budget: int) -> tuple[bool, ...]:
-    """The walks the verdict takes at ``budget`` (``key``'s ``in_games``): position by
-    position, and where the agent's games keep the search tree, game by game too."""
-    return (False, True) if walks_games(budget) else (False,)
+def walks_games(budget: int, search: SearchConfig) -> bool:
+    """Whether the network agent at ``budget`` with ``search`` keeps its search tree between a
+    game's moves, so that its games are walked besides its positions."""
+    return budget > 0 and keeps_trees(search)
 
 
 def holds(game: Game, side: int, worst: int | None) -> bool:
@@ -254,7 +250,7 @@ def required(game: Game, side: int) -> int:
 def walk_budgets(
     game: Game, evaluate: Evaluator, budgets: Sequence[int], known: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """``key``: the worst result of each walk at each budget in order (``walks_of``), both
+    """``key``: the worst result of the position-by-position walk at each budget in order, both
     sides, up to the first that falls below ``required`` (the later ones would not change the
     verdict). A result in ``known`` (this evaluation's walks for the run's book) is taken, not
     walked again."""
@@ -262,19 +258,16 @@ def walk_budgets(
     found: dict[str, Any] = {}
     for budget in map(int, budgets):
         choices = None
-        for in_games in walks_of(budget):
-            for side in (0, 1):
-                name = key(budget, side, in_games)
-                if name in known:
-                    worst = known[name]
-                elif in_games:
-                    worst = worst_game_line(game, evaluate, side, budget)
-                else:
-                    choices = choices or budget_player(game, evaluate, budget)
-                    worst = worst_line(game, choices, side, ply_limit(budget))
-                found[name] = worst
-                if not holds(game, side, worst):
-                    return found
+        for side in (0, 1):
+            name = key(budget, side)
+            if name in known:
+                worst = known[name]
+            else:
+                choices = choices or budget_player(game, evaluate, budget)
+                worst = worst_line(game, choices, side, ply_limit(budget))
+            found[name] = worst
+            if not holds(game, side, worst):
+                return found
     return found
 
 
@@ -294,14 +287,12 @@ def judge_perfect(game: Game, evaluate: Evaluator, report: dict[str, Any], cfg: 
 
 
 def holds_every_line(game: Game, report: dict[str, Any], budgets: Sequence[int]) -> bool:
-    """Whether ``report`` walked every budget, walk and side without a result below
-    ``required``."""
-    for budget in map(int, budgets):
-        for in_games in walks_of(budget):
-            for side in (0, 1):
-                if not holds(game, side, report.get(key(budget, side, in_games))):
-                    return False
-    return True
+    """Whether ``report`` walked every budget and side without a result below ``required``."""
+    return all(
+        holds(game, side, report.get(key(budget, side)))
+        for budget in map(int, budgets)
+        for side in (0, 1)
+    )
 
 
 class StakeWalk(NamedTuple):
@@ -354,11 +345,11 @@ def value_after(game: Game, state: np.ndarray, action: int) -> int:
 
 
 def side_walks(
-    game: Game, evaluate: Evaluator, side: int, budget: int, search: SearchConfig | None = None
+    game: Game, evaluate: Evaluator, side: int, budget: int, search: SearchConfig
 ) -> list[StakeWalk]:
-    """``side``'s walk at ``budget`` position by position, and where that holds and the agent's
-    games keep the tree (``walks_games``), the walk of its games after it: the verdict's order,
-    so a side already lost on a position costs no walk of games."""
+    """``side``'s walk of the network agent at ``budget`` with ``search`` position by position,
+    and where that holds and the agent's games keep the tree (``walks_games``), the walk of its
+    games after it, so a side already lost on a position costs no walk of games."""
     walks = [walk_at_stake(game, evaluate, side, budget, search)]
     if holds(game, side, walks[0].worst) and walks_games(budget, search):
         walks.append(walk_at_stake(game, evaluate, side, budget, search, in_games=True))

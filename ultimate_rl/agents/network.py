@@ -42,20 +42,22 @@ class NetworkAgent(Agent):
     > 0 samples by visits (PUCT) or by the raw policy (no search). Other ``search_options`` go
     to ``SearchConfig`` (e.g. ``c_puct``, ``leaves_per_tree``: by default
     ``default_leaves_per_tree``; ``rollouts`` and ``rollout_weight``: playouts mixed into the
-    leaf values). ``inference`` picks the
-    network's path (``ultimate_rl.nn.make_evaluator``; ``auto`` times them at
-    ``leaves_per_tree`` positions a call, and keeps to float32 for a network its run judged
-    perfect, ``Checkpoint.judged_perfect``: a verdict walked in float32, which int8 broke on a
-    line or two in numerical tic-tac-toe). ``time_per_move`` (seconds, or None) bounds each
-    move's search; it overruns by at most one network call. ``stop_early`` (off by default) ends a
-    greedy PUCT search once the most visited move leads by more than the simulations left: the
-    same move sooner, but a smaller subtree for the next move, so under a time budget it plays
-    weaker (issue 43: the whole 0.9 s scored +0.107 ± 0.056 against UCT-100,000 over the early
-    stop); it suits fixed-simulation evaluations that want the move alone. Moves are
-    reproducible with ``seed`` when no time budget cuts the search. The checkpoint's game is
-    checked against the game passed to ``select_action``: a checkpoint of another game is
-    refused with a clear message. One tree serves one caller at a time (a lock): ``ponder`` in
-    one thread gives way to a move asked in another.
+    leaf values). ``inference`` picks the network's path (``ultimate_rl.nn.make_evaluator``;
+    ``auto`` times them at ``leaves_per_tree`` positions a call, and keeps to float32 for a network
+    its run judged perfect, ``Checkpoint.judged_perfect``: a verdict walked in float32, which int8
+    broke on a line or two in numerical tic-tac-toe). Such a network also searches each position on
+    a fresh tree unless ``tree_reuse=True`` is given: its verdict walked every line position by
+    position, and a kept tree makes a move depend on the line that led to it, whose lines no walk
+    can cover on a game like 4x4 (``agents.every_line``). ``time_per_move`` (seconds, or None)
+    bounds each move's search; it overruns by at most one network call. ``stop_early`` (off by
+    default) ends a greedy PUCT search once the most visited move leads by more than the simulations
+    left: the same move sooner, but a smaller subtree for the next move, so under a time budget it
+    plays weaker (issue 43: the whole 0.9 s scored +0.107 ± 0.056 against UCT-100,000 over the early
+    stop); it suits fixed-simulation evaluations that want the move alone. Moves are reproducible
+    with ``seed`` when no time budget cuts the search. The checkpoint's game is checked against the
+    game passed to ``select_action``: a checkpoint of another game is refused with a clear message.
+    One tree serves one caller at a time (a lock): ``ponder`` in one thread gives way to a move
+    asked in another.
     """
 
     name = "network"
@@ -93,6 +95,7 @@ class NetworkAgent(Agent):
         self.time_per_move = None if time_per_move is None else float(time_per_move)
         self.temperature = float(temperature)
         self.seed = seed
+        search_options.setdefault("tree_reuse", not self.checkpoint.judged_perfect)
         # Checked now so bad search options fail at construction, not at the first move.
         self.search_config = agent_search_config(
             self.num_simulations,

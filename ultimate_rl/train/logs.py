@@ -264,12 +264,6 @@ def status_line(progress: Progress, iterations: int, record: IterationRecord) ->
             lost = [
                 f"{'raw' if budget == '0' else budget} {w['lost_lines_first']}/"
                 f"{w['lost_lines_second']}"
-                + (  # in the games with the tree kept, where every position held
-                    f" (games {w.get('lost_in_games_first', '-')}/"
-                    f"{w.get('lost_in_games_second', '-')})"
-                    if any(k.startswith("lost_in_games") for k in w)
-                    else ""
-                )
                 for budget, w in report["walk"].items()
             ]
             book = report["book"]

@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from tqdm import tqdm
 
-from ultimate_rl.agents.every_line import CHUNK, SIDES, holds, key, side_walks
+from ultimate_rl.agents.every_line import CHUNK, SIDES, holds, key, walk_at_stake
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.agents.network_player import NetworkPlayer
 from ultimate_rl.games import Game, kernels
@@ -79,27 +79,22 @@ def grow_book(
     budgets: Sequence[int] = (0,),
     in_order: bool = False,
 ) -> GrownBook:
-    """``book`` (each position once) grown by both sides' walks at each of ``budgets``: position
-    by position, and where that holds and the agent keeps its tree, its games (``side_walks``),
-    whose lost positions would otherwise reach the book only when the verdict fails on them.
-    ``in_order``: the budgets in rising order, none after the first where a walk fails
-    (``selfplay.book.walk_in_order``)."""
+    """``book`` (each position once) grown by both sides' walks at each of ``budgets``, position
+    by position as the verdict walks (``every_line.walk_budgets``). ``in_order``: the budgets in
+    rising order, none after the first where a walk fails (``selfplay.book.walk_in_order``)."""
     found: dict[str, Any] = {"walk": {}}
     parts, lost = [book], [np.zeros(len(book), dtype=bool)]
     for budget in sorted(map(int, budgets)) if in_order else map(int, budgets):
         figures = found["walk"][str(budget)] = {}
         held = True
         for side, name in enumerate(SIDES):
-            walks = side_walks(game, evaluate, side, budget)
-            for in_games, walk in enumerate(walks):
-                parts.append(walk.at_stake)
-                lost.append(walk.lost)
-                found[key(budget, side, bool(in_games))] = walk.worst
-                held = held and holds(game, side, walk.worst)
-            figures[f"at_stake_{name}"] = len(walks[0].at_stake)
-            figures[f"lost_lines_{name}"] = int(walks[0].lost.sum())
-            if len(walks) > 1:
-                figures[f"lost_in_games_{name}"] = int(walks[1].lost.sum())
+            walk = walk_at_stake(game, evaluate, side, budget)
+            parts.append(walk.at_stake)
+            lost.append(walk.lost)
+            found[key(budget, side)] = walk.worst
+            held = held and holds(game, side, walk.worst)
+            figures[f"at_stake_{name}"] = len(walk.at_stake)
+            figures[f"lost_lines_{name}"] = int(walk.lost.sum())
         if in_order and not held:
             break
     every, lost_any = np.concatenate(parts), np.concatenate(lost)
