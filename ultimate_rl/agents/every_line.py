@@ -46,10 +46,11 @@ from ultimate_rl.search.tree import Forest, greedy_score
 MAX_POSITIONS = 1_000_000
 """A ply holding more positions than this is not walked (an estimated half gigabyte of states
 and keys): no verdict."""
-MAX_PLY_SIMULATIONS = 80_000_000
-"""Nor a ply whose positions times the search's simulations exceed this (100,000 positions at
-800 simulations: an hour on a 2-core CPU by an estimate of ~25,000 evaluations a second); 4x4's
-raw policy walks, its deep searches not."""
+MAX_PLY_SIMULATIONS = 200_000_000
+"""Nor a ply whose positions times the search's simulations exceed this (250,000 positions at
+800 simulations: ~35 minutes on a loaded 2-core CPU, where a 4x4 network's searches of 1,024
+book positions took 8.4 ms a position, the memo sparing most evaluations); a 4x4 walk as O
+met 368,618 positions over its 8 plies at 32 simulations."""
 MAX_GAME_SEARCHES = 1_000_000
 """``worst_game_line`` gives no verdict past this many searches."""
 CHUNK = 256
