@@ -102,10 +102,10 @@ class BookSettings:
     ``eval.perfect_budgets``, walk those (a 3x3 walk at 800 simulations takes seconds)."""
     walk_in_order: bool = False
     """With ``walk``: each evaluation walks ``walk_budgets`` in rising order and stops after the
-    first budget where a walk loses a line (either side): a
-    network far from perfect meets more positions than its deep searches can walk at every
-    evaluation (4x4: its first walks at 0/32/200/800 simulations had not ended after 26
-    minutes), so its raw policy is walked alone until it holds."""
+    first budget where a walk loses a line (either side): a network far from perfect meets more
+    positions than its deep searches can walk at every evaluation (4x4: its first walks at
+    0/32/200/800 simulations had not ended after 26 minutes), so its raw policy is walked alone
+    until it holds."""
     walk_from_optimal: float = 0.0
     """With ``walk``: the walks start at the first evaluation whose optimal-move rate
     (``eval/optimal_rate``) reaches this, and go on at every evaluation after it; until then no
