@@ -172,6 +172,23 @@ def test_an_evaluation_walks_each_budget_once_for_its_book_and_its_verdict(
     assert learner.progress.perfect == every_line.holds_every_line(run.game, report, [0, 2])
 
 
+def test_an_evaluation_replaces_the_last_ones_walk_verdicts(tmp_path: Path, monkeypatch):
+    """``last_eval`` (the run's summary) keeps the latest rating beside the latest evaluation,
+    but no walk verdict of an earlier evaluation: the walks stop at the first lost line, and an
+    old verdict at a budget not walked now would read as this network's."""
+    run = check_config(
+        compose_train_config(tiny_run_overrides("eval.perfect_budgets=[0]", "eval.every=1"))
+    )
+    passed = {"perfect": {"worst_as_first": 0, "worst_as_second": 0}, "optimal_rate": 1.0}
+    monkeypatch.setattr("ultimate_rl.train.loop.evaluate_network", lambda *_: dict(passed))
+    stale = {key(800, 1): 0, "elo": 1234.0}
+    learner = SimpleNamespace(progress=Progress(iteration=1, last_eval=dict(stale)))
+    report = PeriodicEvaluation(run, scrambled, None, lambda _: tmp_path)(learner)
+    last = learner.progress.last_eval
+    assert key(800, 1) not in last and last["elo"] == 1234.0
+    assert last[key(0, 0)] == report[key(0, 0)] is not None
+
+
 def uniform(planes: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros(masks.shape, np.float32), np.zeros(len(masks), np.float32)
 

@@ -58,9 +58,13 @@ CHUNK = 256
 SIDES = ("first", "second")
 
 
+KEY_PREFIX = "worst_line/"
+"""Every ``key`` starts so: a report's walk verdicts, which the next evaluation replaces."""
+
+
 def key(budget: int, side: int) -> str:
     """The report's entry for the worst result at ``budget`` simulations as ``side``."""
-    return f"worst_line/{budget}/{SIDES[side]}"
+    return f"{KEY_PREFIX}{budget}/{SIDES[side]}"
 
 
 def walks_games(budget: int, search: SearchConfig) -> bool:

@@ -41,7 +41,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from ultimate_rl.agents.every_line import judge_perfect
+from ultimate_rl.agents.every_line import KEY_PREFIX, judge_perfect
 from ultimate_rl.games import is_solvable
 from ultimate_rl.nn import NetworkEvaluator, make_evaluator, resolve_device
 from ultimate_rl.nn.evaluator import float32_path
@@ -258,6 +258,10 @@ class PeriodicEvaluation:
         report = None
         progress.perfect = False
         if due(progress.iteration, run.eval.every):
+            # the walks stop at the first lost line: a budget not walked now keeps no old verdict
+            progress.last_eval = {
+                k: v for k, v in progress.last_eval.items() if not k.startswith(KEY_PREFIX)
+            }
             report = evaluate_network(
                 run.game, self.evaluate, run.search, run.eval, run.seed, self.positions
             )
