@@ -15,17 +15,15 @@ import numpy as np
 
 from ultimate_rl.agents.network import agent_search_config
 from ultimate_rl.agents.network_player import NetworkPlayer
-from ultimate_rl.games import make, solver
-from ultimate_rl.nn import build_model, load_checkpoint, make_evaluator
+from ultimate_rl.games import solver
+from ultimate_rl.nn import load_checkpoint, make_evaluator
 from ultimate_rl.train.walk_book import grow_book, missed_lessons, search_lessons
 
 run = Path(sys.argv[1])
 sample = int(sys.argv[2]) if len(sys.argv) > 2 else 5000
 cp = load_checkpoint(run / "checkpoints/latest.pt")
-game = make(cp.game_name, **cp.game_options)
-model = build_model(game, cp.model_config)
-model.load_state_dict(cp.model_state)
-ev = make_evaluator(model, "cpu", backend="onnxruntime", game=game, batch_size=256)
+game = cp.make_game()
+ev = make_evaluator(cp.build_model("cpu"), "cpu", backend="onnxruntime", game=game, batch_size=256)
 book = np.load(run / "book.npy")
 lessons = np.load(run / "book_lessons.npy")[: len(book)]
 taught = np.flatnonzero(lessons.sum(axis=1) > 0)
@@ -90,7 +88,7 @@ print(f"missed_lessons on the taught rows: {time.perf_counter() - t:.1f} s", flu
 t = time.perf_counter()
 g = grow_book(book, game, ev, (0,), True)
 print(
-    f"raw walks (both sides, positions and games): {time.perf_counter() - t:.1f} s; "
+    f"raw walks (both sides, position by position): {time.perf_counter() - t:.1f} s; "
     f"figures {g.figures}",
     flush=True,
 )
