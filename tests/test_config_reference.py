@@ -37,6 +37,7 @@ PRESETS = [
     ["experiment=uttt_cpu"],
     ["experiment=uttt_gpu"],
     ["experiment=numerical_ttt"],
+    ["experiment=tictactoe4"],
     ["search=gumbel"],
     ["model=resnet"],
     ["optim=sgd"],
