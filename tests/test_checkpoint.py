@@ -155,6 +155,29 @@ def test_same_game_other_options_is_refused(tmp_path):
         load_checkpoint(path, expected_game=games.make("tictactoe", size=4, k=3))
 
 
+@pytest.mark.parametrize("simulations", [0, 8])
+def test_a_network_agent_encodes_as_its_network_learned_in_a_game_of_the_same_rules(
+    tmp_path, simulations
+):
+    """uttt's threat planes change what a network reads, not the game: an agent of such a
+    network plays a plain uttt game (and the reverse), while a run resuming from the checkpoint
+    (the strict check) must have the same planes."""
+    from ultimate_rl import agents
+
+    plain, threats = games.make("uttt"), games.make("uttt", threat_planes=True)
+    for trained, other in ((threats, plain), (plain, threats)):
+        model = build_model(trained, CONFIG, seed=0)
+        path = save(tmp_path / "ckpt.pt", model, game_name="uttt", game_options=trained.options)
+        with pytest.raises(WrongGameError, match="other options"):
+            load_checkpoint(path, expected_game=other)
+        load_checkpoint(path).check_game(other, same_encoding=False)
+        agent = agents.make("network", checkpoint=str(path), num_simulations=simulations)
+        state = other.apply_sequence([40, 36])  # e5 d4: X to move in board 0
+        seen = agent.analyse(other, state)
+        assert np.array_equal(seen.policy, agent.analyse(trained, state).policy)
+        assert agent.select_action(other, state) // 9 == 0
+
+
 def test_extra_that_could_not_be_read_back_is_refused_at_save(tmp_path, model):
     with pytest.raises(TypeError, match=r"extra\['buffer'\].*torch.from_numpy"):
         save(tmp_path / "ckpt.pt", model, extra={"buffer": np.zeros(3)})

@@ -335,6 +335,56 @@ def test_encode_small_board_planes(game: UltimateTicTacToe) -> None:
     assert np.array_equal(o_view[0], planes[1]) and np.array_equal(o_view[1], planes[0])
 
 
+def grid_cells(pairs: list[tuple[int, int]]) -> np.ndarray:
+    """A 9x9 plane with ones on the (board, cell) pairs."""
+    plane = np.zeros((9, 9), dtype=np.float32)
+    for board, cell in pairs:
+        plane[3 * (board // 3) + cell // 3, 3 * (board % 3) + cell % 3] = 1
+    return plane
+
+
+def test_threat_planes_on_a_hand_made_position() -> None:
+    # X won boards 0 and 1 (board 2 would win the game), O won 6 and 7 (board 8 would); X can
+    # take board 2 at its cell 8, O board 3 at its cell 2.
+    x = {0: [0, 1, 2], 1: [3, 4, 5], 2: [0, 4], 4: [0]}
+    o = {2: [1], 3: [0, 1], 6: [0, 4, 8], 7: [2, 4, 6], 8: [3]}
+    game = make("uttt", threat_planes=True)
+    assert game.observation_shape == (ku.NUM_PLANES + ku.THREAT_PLANES, 9, 9)
+    state = position(x, o, player=0)
+    planes = game.encode(state)
+    assert np.array_equal(planes[: ku.NUM_PLANES], make("uttt").encode(state))
+    reused = np.ones_like(planes)  # the search encodes leaves into reused buffers
+    kernels.encode(state, reused)
+    assert np.array_equal(reused, planes)
+    open_boards = (2, 3, 4, 5, 8)
+    empty = [(b, c) for b in open_boards for c in range(9) if c not in x.get(b, []) + o.get(b, [])]
+    expected = {
+        8: grid_cells([(2, 8)]),
+        9: grid_cells([(3, 2)]),
+        10: grid_cells([(b, c) for b, c in empty if c in (0, 1, 6, 7)]),  # to a closed board
+        11: grid_cells([(b, c) for b, c in empty if c == 3]),  # to board 3, where O can win
+        12: grid_cells([(b, c) for b, c in empty if c == 2]),  # to board 2, where X can win
+        13: grid_cells([(2, c) for c in range(9)]),
+        14: grid_cells([(8, c) for c in range(9)]),
+    }
+    for plane, want in expected.items():
+        assert np.array_equal(planes[plane], want), f"plane {plane}"
+    o_view = game.encode(position(x, o, player=1))  # the mover's view: the pairs swap
+    for mine, theirs in ((8, 9), (11, 12), (13, 14)):
+        assert np.array_equal(o_view[mine], planes[theirs])
+        assert np.array_equal(o_view[theirs], planes[mine])
+    assert np.array_equal(o_view[10], planes[10])
+
+
+def test_threat_planes_are_an_option_of_the_encoding_not_the_rules() -> None:
+    plain, threats = make("uttt"), make("uttt", threat_planes=True)
+    assert plain.options == {} and threats.options == {"threat_planes": True}
+    assert plain.rating_key == threats.rating_key == "uttt"  # one game to play and rate
+    assert make("uttt", **threats.options).observation_shape == threats.observation_shape
+    with pytest.raises(UnknownGameError, match="threat_planes must be true or false"):
+        make("uttt", threat_planes="yes")
+
+
 def test_action_strings_round_trip(game: UltimateTicTacToe) -> None:
     assert [game.action_to_string(a) for a in (0, 8, 40, 80)] == ["a1", "c3", "e5", "i9"]
     assert game.action_to_string(9 * 1 + 3) == "d2"  # board 1 (top middle), cell 3

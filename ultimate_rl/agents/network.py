@@ -105,12 +105,13 @@ class NetworkAgent(Agent):
         )
         self.stop_early = bool(stop_early)  # the search applies it where it can (greedy PUCT)
         self.model = self.checkpoint.build_model(device).for_inference()  # play only: BN folded
+        self._own_game = self.checkpoint.make_game()  # encodes positions as the network learned
         self.evaluate = make_evaluator(
             self.model,
             device,
             backend=inference,
             precision=precision,
-            game=self.checkpoint.make_game(),
+            game=self._own_game,
             batch_size=self.search_config.leaves_per_tree,
             reduced=not self.checkpoint.judged_perfect,
         )
@@ -127,7 +128,7 @@ class NetworkAgent(Agent):
         """A 2-simulation search of the checkpoint's game on a throwaway tree, so the first real
         move does not pay for the inference session's first run and the search kernels' loading
         (~0.3-0.5 s on a CPU: a game's first move would otherwise be its slowest)."""
-        game = self.checkpoint.make_game()
+        game = self._own_game
         config = replace(self.search_config, num_simulations=2)
         BatchedSearch(game, 1, config).search(game.initial_state()[None], self.evaluate, False)
 
@@ -192,7 +193,8 @@ class NetworkAgent(Agent):
         self._bind(game)
         check_playable(game, state)
         if self.num_simulations == 0:
-            logits, values = self.evaluate(game.encode(state)[None], game.legal_mask(state)[None])
+            own = self._own_game
+            logits, values = self.evaluate(own.encode(state)[None], own.legal_mask(state)[None])
             prior = _softmax(logits[0])
             action = self._pick(prior)
             return Analysis(prior, float(values[0]), pv=(action,)), action
@@ -219,10 +221,10 @@ class NetworkAgent(Agent):
         """Checks ``game`` against the checkpoint once, and makes its searcher."""
         if game is self._game:
             return
-        self.checkpoint.check_game(game)
+        self.checkpoint.check_game(game, same_encoding=False)
         self._game = game
         if self.num_simulations > 0:
-            self._searcher = BatchedSearch(game, 1, self.search_config, seed=self.seed)
+            self._searcher = BatchedSearch(self._own_game, 1, self.search_config, seed=self.seed)
 
     def __repr__(self) -> str:
         return (

@@ -242,7 +242,7 @@ def check_agent(game: Game, spec: AgentSpec, agent_factory: AgentFactory = build
         if checkpoint is not None:
             from ultimate_rl.nn.checkpoint import load_checkpoint
 
-            load_checkpoint(checkpoint, expected_game=game)
+            load_checkpoint(checkpoint).check_game(game, same_encoding=False)
         agent = agent_factory(spec, None)
         agent.select_action(game, game.initial_state())
         return agent

@@ -79,9 +79,15 @@ class Game:
         return {}
 
     @property
+    def rules_options(self) -> dict[str, Any]:
+        """The options that change the rules (not only what ``encode`` shows a network): games
+        that agree on these are one game to play, whatever planes each network reads."""
+        return self.options
+
+    @property
     def rating_key(self) -> str:
-        """The name ratings are kept under: one rating per game and set of options."""
-        return "-".join([self.name, *(f"{k}{v}" for k, v in sorted(self.options.items()))])
+        """The name ratings are kept under: one rating per game and set of rules options."""
+        return "-".join([self.name, *(f"{k}{v}" for k, v in sorted(self.rules_options.items()))])
 
     def action_cell(self, state: np.ndarray, action: int) -> int:
         """The grid cell ``action`` plays on when played in ``state``."""

@@ -10,13 +10,14 @@ cell's square on the 9x9 grid, chess style: a column letter ``a``..``i`` and a r
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
 from ultimate_rl.games import layout
 from ultimate_rl.games.base import Game
 from ultimate_rl.games.board import BoardPicture, BoardShape, lines
-from ultimate_rl.games.errors import GameError, MoveError
+from ultimate_rl.games.errors import GameError, MoveError, UnknownGameError
 from ultimate_rl.games.kernels import uttt as ku
 from ultimate_rl.games.notation import cell_name, grid_cell, in_range
 from ultimate_rl.games.ownership import BLOCKS, CELLS
@@ -45,7 +46,8 @@ def action_rows_cols() -> tuple[np.ndarray, np.ndarray]:
 
 
 class UltimateTicTacToe(Game):
-    """Ultimate Tic-Tac-Toe; X (player 0) moves first. Takes no options."""
+    """Ultimate Tic-Tac-Toe; X (player 0) moves first. Its one option changes what a network
+    sees, not the rules."""
 
     name = "uttt"
     game_id = ku.GAME_ID
@@ -63,15 +65,33 @@ class UltimateTicTacToe(Game):
     )
     side_notes = ("    boards and cells:", "      1 2 3", "      4 5 6", "      7 8 9")
 
-    def __init__(self) -> None:
+    threat_planes: bool
+    """``encode`` adds seven planes of threats (``kernels/uttt.py``: the cells that win a small
+    board for either side, where each move sends the opponent, the boards that win the game)."""
+
+    def __init__(self, threat_planes: bool = False) -> None:
+        if not isinstance(threat_planes, bool | np.bool_):
+            raise UnknownGameError(
+                f"uttt threat_planes must be true or false, got {threat_planes!r}"
+            )
+        self.threat_planes = bool(threat_planes)
         self.num_actions = ku.NUM_ACTIONS
-        self.observation_shape = (ku.NUM_PLANES, 9, 9)
+        planes = ku.NUM_PLANES + (ku.THREAT_PLANES if self.threat_planes else 0)
+        self.observation_shape = (planes, 9, 9)
         self.board_shape = BoardShape(9, 9, block=3)
         rows, cols = action_rows_cols()
         self.action_cells = rows * 9 + cols
         self.symmetries = board_symmetries(9, self.action_cells)
         self._action_at = np.empty((9, 9), dtype=np.int64)  # grid square -> action
         self._action_at[rows, cols] = np.arange(self.num_actions)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"threat_planes": True} if self.threat_planes else {}
+
+    @property
+    def rules_options(self) -> dict[str, Any]:
+        return {}
 
     def initial_state(self) -> np.ndarray:
         return ku.initial_state()

@@ -68,8 +68,10 @@ class Checkpoint:
         """The game this checkpoint was trained on."""
         return make_game(self.game_name, **self.game_options)
 
-    def check_game(self, game: Game | str) -> None:
-        """Raises ``WrongGameError`` unless ``game`` (a Game or a name) is this checkpoint's."""
+    def check_game(self, game: Game | str, same_encoding: bool = True) -> None:
+        """Raises ``WrongGameError`` unless ``game`` (a Game or a name) is this checkpoint's:
+        the same rules, and unless ``same_encoding=False`` (a player that encodes positions with
+        ``make_game()``, as a network agent does) the same planes too."""
         name = game if isinstance(game, str) else game.name
         if name != self.game_name:
             raise WrongGameError(
@@ -80,8 +82,11 @@ class Checkpoint:
             return
         # Same name, other options (e.g. tictactoe k=3 vs k=4): the start states tell them apart.
         mine = self.make_game()
-        if tuple(game.observation_shape) != tuple(mine.observation_shape) or not np.array_equal(
+        same_rules = game.rules_options == mine.rules_options and np.array_equal(
             game.initial_state(), mine.initial_state()
+        )
+        if not same_rules or (
+            same_encoding and tuple(game.observation_shape) != tuple(mine.observation_shape)
         ):
             raise WrongGameError(
                 f"checkpoint {self.path} was trained for {self.game_name!r} with options "

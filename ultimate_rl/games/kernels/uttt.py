@@ -35,6 +35,7 @@ FORCED = layout.BODY + 21
 FULL = 0x1FF  # all nine bits
 NUM_ACTIONS = 81
 NUM_PLANES = 8
+THREAT_PLANES = 7  # the planes ``encode`` adds when given room for them (``threat_planes``)
 
 _LINES = tuple(sum(1 << cell for cell in line) for line in lines(3, 3, 3))  # 9-bit masks
 
@@ -164,7 +165,9 @@ def _fill_blocks(plane: np.ndarray, boards: int) -> None:
 @njit(cache=True)
 def encode(state: np.ndarray, planes: np.ndarray) -> None:
     """Planes, mover's view: 0 own marks, 1 opponent marks, 2 legal cells, 3 own won boards,
-    4 opponent won boards, 5 drawn boards, 6 ones (marks the padding edge), 7 mover is first."""
+    4 opponent won boards, 5 drawn boards, 6 ones (marks the padding edge), 7 mover is first;
+    given ``NUM_PLANES + THREAT_PLANES`` planes, the threat planes after them
+    (``_encode_threats``)."""
     player = state[layout.PLAYER]
     own_cells = X_CELLS if player == 0 else O_CELLS
     opp_cells = O_CELLS if player == 0 else X_CELLS
@@ -189,6 +192,60 @@ def encode(state: np.ndarray, planes: np.ndarray) -> None:
     _fill_blocks(planes[5], state[CLOSED] & ~(own_won | opp_won))
     planes[6] = 1.0
     planes[7] = 1.0 if player == 0 else 0.0
+    if planes.shape[0] >= NUM_PLANES + THREAT_PLANES:
+        _encode_threats(state, planes, own_cells, opp_cells, own_won, opp_won)
+
+
+@njit(cache=True)
+def _encode_threats(
+    state: np.ndarray,
+    planes: np.ndarray,
+    own_cells: int,
+    opp_cells: int,
+    own_won: int,
+    opp_won: int,
+) -> None:
+    """The threat planes, mover's view, on the empty cells of open boards: 8 / 9 the cells that
+    win their small board for the mover / the opponent; 10 those that send the opponent to a
+    closed board (a free choice), 11 to an open board where the opponent can win at once, 12 to
+    one where the mover could; 13 / 14 the open boards whose capture wins the game for the mover
+    / the opponent. Where a move sends the opponent is a board far from the cell, which a 3x3
+    convolution tower reaches only through depth."""
+    planes[NUM_PLANES : NUM_PLANES + THREAT_PLANES] = 0.0  # a reused buffer: every cell written
+    closed = state[CLOSED]
+    own_threats = np.zeros(9, dtype=np.int64)
+    opp_threats = np.zeros(9, dtype=np.int64)
+    for board in range(9):
+        if not closed >> board & 1:
+            empty = _empty(state, board)
+            own_threats[board] = THREATS[state[own_cells + board]] & empty
+            opp_threats[board] = THREATS[state[opp_cells + board]] & empty
+    for board in range(9):
+        if closed >> board & 1:
+            continue
+        empty = _empty(state, board)
+        top = 3 * (board // 3)
+        left = 3 * (board % 3)
+        for cell in range(9):
+            if not empty >> cell & 1:
+                continue
+            row = top + cell // 3
+            col = left + cell % 3
+            planes[8, row, col] = own_threats[board] >> cell & 1
+            planes[9, row, col] = opp_threats[board] >> cell & 1
+            if closed >> cell & 1:
+                planes[10, row, col] = 1.0
+            else:
+                planes[11, row, col] = 1.0 if opp_threats[cell] else 0.0
+                planes[12, row, col] = 1.0 if own_threats[cell] else 0.0
+    own_wins = 0
+    opp_wins = 0
+    for board in range(9):
+        if not closed >> board & 1:
+            own_wins |= np.int64(HAS_LINE[own_won | 1 << board]) << board
+            opp_wins |= np.int64(HAS_LINE[opp_won | 1 << board]) << board
+    _fill_blocks(planes[13], own_wins)
+    _fill_blocks(planes[14], opp_wins)
 
 
 @njit(cache=True, inline="always")
