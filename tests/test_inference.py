@@ -107,6 +107,19 @@ def test_reduced_precision_paths_pass_the_numerics_rule(name: str, arch: str, pa
         assert evaluator.fallbacks == 0  # it ran int8, not its float32 fallback
 
 
+def test_int8_networks_of_one_game_with_other_planes_get_their_own_probes():
+    """uttt with and without its threat planes starts from one state: the probe cache must tell
+    the planes apart, or the second network is calibrated on the first one's inputs."""
+    for options in ({}, {"threat_planes": True}):
+        game = games.make("uttt", **options)
+        model = build_model(game, ModelConfig(arch="resnet", **SMALL), seed=0)
+        assert probe_positions(game).planes.shape[1:] == game.observation_shape
+        evaluator = make_evaluator(model, "cpu", backend="onnxruntime_int8", game=game)
+        probe = probe_positions(game)
+        evaluator(probe.planes, probe.masks)
+        assert evaluator.numerics is not None
+
+
 def test_the_int8_path_quantizes_and_falls_back_to_float32_when_it_strays(monkeypatch):
     game, model = small_model("uttt", "resnet")
     probe = probe_positions(game)
