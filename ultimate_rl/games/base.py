@@ -225,4 +225,5 @@ class Game:
         return f"{names[status - layout.FIRST_WON]} won"
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+        options = ", ".join(f"{key}={value!r}" for key, value in self.options.items())
+        return f"{type(self).__name__}({options})"

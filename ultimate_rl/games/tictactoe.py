@@ -145,8 +145,5 @@ class TicTacToe(SolvedByTables, Game):
         lines.append(self.outcome_text(state, _MARK_CHARS))
         return "\n".join(lines)
 
-    def __repr__(self) -> str:
-        return f"TicTacToe(size={self.size}, k={self.k})"
-
 
 GAME = TicTacToe
