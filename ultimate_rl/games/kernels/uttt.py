@@ -213,21 +213,23 @@ def _encode_threats(
     convolution tower reaches only through depth."""
     planes[NUM_PLANES : NUM_PLANES + THREAT_PLANES] = 0.0  # a reused buffer: every cell written
     closed = state[CLOSED]
+    empties = np.zeros(9, dtype=np.int64)  # 0 for a closed board: its cells get no threat
     own_threats = np.zeros(9, dtype=np.int64)
     opp_threats = np.zeros(9, dtype=np.int64)
+    own_wins = 0
+    opp_wins = 0
     for board in range(9):
         if not closed >> board & 1:
-            empty = _empty(state, board)
-            own_threats[board] = THREATS[state[own_cells + board]] & empty
-            opp_threats[board] = THREATS[state[opp_cells + board]] & empty
+            empties[board] = _empty(state, board)
+            own_threats[board] = THREATS[state[own_cells + board]] & empties[board]
+            opp_threats[board] = THREATS[state[opp_cells + board]] & empties[board]
+            own_wins |= np.int64(HAS_LINE[own_won | 1 << board]) << board
+            opp_wins |= np.int64(HAS_LINE[opp_won | 1 << board]) << board
     for board in range(9):
-        if closed >> board & 1:
-            continue
-        empty = _empty(state, board)
         top = 3 * (board // 3)
         left = 3 * (board % 3)
         for cell in range(9):
-            if not empty >> cell & 1:
+            if not empties[board] >> cell & 1:
                 continue
             row = top + cell // 3
             col = left + cell % 3
@@ -238,12 +240,6 @@ def _encode_threats(
             else:
                 planes[11, row, col] = 1.0 if opp_threats[cell] else 0.0
                 planes[12, row, col] = 1.0 if own_threats[cell] else 0.0
-    own_wins = 0
-    opp_wins = 0
-    for board in range(9):
-        if not closed >> board & 1:
-            own_wins |= np.int64(HAS_LINE[own_won | 1 << board]) << board
-            opp_wins |= np.int64(HAS_LINE[opp_won | 1 << board]) << board
     _fill_blocks(planes[13], own_wins)
     _fill_blocks(planes[14], opp_wins)
 
