@@ -44,9 +44,9 @@ _PROBES: dict[tuple, Probe] = {}  # probe_positions' results by game, options, c
 def probe_positions(game: Game, count: int = PROBE_POSITIONS, seed: int = 0) -> Probe:
     """``count`` positions from random games of ``game`` (every ply of each game until there are
     enough: fast, unlike ``sample_positions``' one distinct ply per game). Kept per game and
-    options (the initial state and the planes tell those apart: uttt's threat planes change
-    only the latter), so loading many agents makes them once."""
-    key = (game.name, game.initial_state().tobytes(), game.observation_shape, count, seed)
+    options (those of its rules and of its planes alike), so loading many agents makes them
+    once."""
+    key = (game.name, tuple(sorted(game.options.items())), count, seed)
     if key not in _PROBES:
         rng = np.random.default_rng(seed)
         planes, masks = [], []
