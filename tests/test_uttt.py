@@ -380,7 +380,7 @@ def test_threat_planes_are_an_option_of_the_encoding_not_the_rules() -> None:
     plain, threats = make("uttt"), make("uttt", threat_planes=True)
     assert plain.options == {} and threats.options == {"threat_planes": True}
     assert plain.rating_key == threats.rating_key == "uttt"  # one game to play and rate
-    assert repr(threats) == "UltimateTicTacToe(threat_planes=True)"  # as run logs name it
+    assert repr(threats) == repr(plain) == "UltimateTicTacToe()"  # match records name the game
     assert make("uttt", **threats.options).observation_shape == threats.observation_shape
     with pytest.raises(UnknownGameError, match="threat_planes must be true or false"):
         make("uttt", threat_planes="yes")

@@ -225,5 +225,7 @@ class Game:
         return f"{names[status - layout.FIRST_WON]} won"
 
     def __repr__(self) -> str:
-        options = ", ".join(f"{key}={value!r}" for key, value in self.options.items())
+        """The game as played: its class and rules options (a match record's header names it,
+        so games of one rules read alike whatever planes their networks see)."""
+        options = ", ".join(f"{key}={value!r}" for key, value in self.rules_options.items())
         return f"{type(self).__name__}({options})"
