@@ -30,6 +30,7 @@ CONFIGS = {name: (name, {}) for name in GAMES} | {  # every registered game, and
     "tictactoe5": ("tictactoe", {"size": 5}),
     "tictactoe4k4": ("tictactoe", {"size": 4, "k": 4}),
     "uttt_threats": ("uttt", {"threat_planes": True}),
+    "uttt_strategy": ("uttt", {"threat_planes": True, "strategy_planes": True}),
 }
 GAME_OBJECTS = {key: make(name, **options) for key, (name, options) in CONFIGS.items()}
 ALL = pytest.mark.parametrize("key", list(CONFIGS))

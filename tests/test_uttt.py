@@ -386,6 +386,85 @@ def test_threat_planes_are_an_option_of_the_encoding_not_the_rules() -> None:
         make("uttt", threat_planes="yes")
 
 
+def test_strategy_planes_on_a_hand_made_position() -> None:
+    # X won boards 0 and 1 (board 2 would win the game: X takes it at its cell 8), O won 6 and
+    # 7 (board 8 would: O takes it at its cell 5). O's marks block every line of board 4 for X,
+    # X's every line of board 5 for O.
+    x = {0: [0, 1, 2], 1: [3, 4, 5], 2: [0, 4], 4: [1], 5: [0, 4, 5, 7]}
+    o = {2: [1], 4: [0, 4, 5, 7], 5: [1], 6: [0, 4, 8], 7: [2, 4, 6], 8: [3, 4]}
+    game = make("uttt", threat_planes=True, strategy_planes=True)
+    planes_before = ku.NUM_PLANES + ku.THREAT_PLANES
+    assert game.observation_shape == (planes_before + ku.STRATEGY_PLANES, 9, 9)
+    state = position(x, o, player=0)
+    planes = game.encode(state)
+    threats = make("uttt", threat_planes=True).encode(state)
+    assert np.array_equal(planes[:planes_before], threats)
+    reused = np.ones_like(planes)  # the search encodes leaves into reused buffers
+    kernels.encode(state, reused)
+    assert np.array_equal(reused, planes)
+
+    def blocks(values: dict[int, float]) -> np.ndarray:
+        plane = np.zeros((9, 9), dtype=np.float32)
+        for board, value in values.items():
+            plane[
+                3 * (board // 3) : 3 * (board // 3) + 3, 3 * (board % 3) : 3 * (board % 3) + 3
+            ] = value
+        return plane
+
+    open_boards = (2, 3, 4, 5, 8)
+    empty = [(b, c) for b in open_boards for c in range(9) if c not in x.get(b, []) + o.get(b, [])]
+    # X can complete the big lines 0-1-2 and 2-5-8 (board 4 is dead for X, 6 and 7 are O's);
+    # O can complete 6-7-8 and 2-4-6 (board 5 is dead for O, 0 and 1 are X's).
+    expected = {
+        15: blocks({4: 1.0}),
+        16: blocks({5: 1.0}),
+        17: blocks({0: 0.25, 1: 0.25, 2: 0.5, 5: 0.25, 8: 0.25}),
+        18: blocks({2: 0.25, 4: 0.25, 6: 0.5, 7: 0.25, 8: 0.25}),
+        # sending O to board 8 or to a closed board (a free choice) lets O take board 8 and the
+        # game, unless the move wins the game first (board 2, cell 8)
+        19: grid_cells([(b, c) for b, c in empty if c in (0, 1, 6, 7, 8) and (b, c) != (2, 8)]),
+    }
+    for plane, want in expected.items():
+        assert np.array_equal(planes[plane], want), f"plane {plane}"
+    o_view = game.encode(position(x, o, player=1))  # the mover's view: the pairs swap
+    for mine, theirs in ((15, 16), (17, 18)):
+        assert np.array_equal(o_view[mine], planes[theirs])
+        assert np.array_equal(o_view[theirs], planes[mine])
+
+
+def test_the_losing_moves_plane_is_the_moves_after_which_the_opponent_can_win_at_once() -> None:
+    game = make("uttt", threat_planes=True, strategy_planes=True)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(30):
+        state = game.initial_state()
+        while not game.is_terminal(state):
+            plane = game.encode(state)[19]
+            for action in game.legal_actions(state):
+                after = game.apply(state, int(action))
+                mover = int(state[layout.PLAYER])
+                loses = not game.is_terminal(after) and any(
+                    game.winner(game.apply(after, int(reply))) == 1 - mover
+                    for reply in game.legal_actions(after)
+                )
+                row, col = divmod(int(game.action_cells[action]), 9)
+                assert plane[row, col] == loses, (state.tolist(), int(action))
+                checked += loses
+            state = game.apply(state, int(rng.choice(game.legal_actions(state))))
+    assert checked > 50  # the random games reached many losing moves
+
+
+def test_strategy_planes_need_the_threat_planes() -> None:
+    game = make("uttt", threat_planes=True, strategy_planes=True)
+    assert game.options == {"threat_planes": True, "strategy_planes": True}
+    assert game.rating_key == "uttt" and repr(game) == "UltimateTicTacToe()"
+    assert make("uttt", **game.options).observation_shape == game.observation_shape
+    with pytest.raises(UnknownGameError, match="threat_planes=true too"):
+        make("uttt", strategy_planes=True)
+    with pytest.raises(UnknownGameError, match="strategy_planes must be true or false"):
+        make("uttt", threat_planes=True, strategy_planes=1)
+
+
 def test_action_strings_round_trip(game: UltimateTicTacToe) -> None:
     assert [game.action_to_string(a) for a in (0, 8, 40, 80)] == ["a1", "c3", "e5", "i9"]
     assert game.action_to_string(9 * 1 + 3) == "d2"  # board 1 (top middle), cell 3

@@ -69,14 +69,25 @@ class UltimateTicTacToe(Game):
     """``encode`` adds seven planes of threats (``kernels/uttt.py``: the cells that win a small
     board for either side, where each move sends the opponent, the boards that win the game)."""
 
-    def __init__(self, threat_planes: bool = False) -> None:
-        if not isinstance(threat_planes, bool | np.bool_):
+    strategy_planes: bool
+    """With ``threat_planes``: five planes more (``kernels/uttt.py``: the boards each side can
+    no longer win, how many big-board lines each side can still complete through each board,
+    the moves that let the opponent win the game at once)."""
+
+    def __init__(self, threat_planes: bool = False, strategy_planes: bool = False) -> None:
+        for name, value in (("threat_planes", threat_planes), ("strategy_planes", strategy_planes)):
+            if not isinstance(value, bool | np.bool_):
+                raise UnknownGameError(f"uttt {name} must be true or false, got {value!r}")
+        if strategy_planes and not threat_planes:
             raise UnknownGameError(
-                f"uttt threat_planes must be true or false, got {threat_planes!r}"
+                "uttt strategy_planes come after the threat planes: set threat_planes=true too "
+                "(game.threat_planes=true game.strategy_planes=true)"
             )
         self.threat_planes = bool(threat_planes)
+        self.strategy_planes = bool(strategy_planes)
         self.num_actions = ku.NUM_ACTIONS
         planes = ku.NUM_PLANES + (ku.THREAT_PLANES if self.threat_planes else 0)
+        planes += ku.STRATEGY_PLANES if self.strategy_planes else 0
         self.observation_shape = (planes, 9, 9)
         self.board_shape = BoardShape(9, 9, block=3)
         rows, cols = action_rows_cols()
@@ -87,7 +98,8 @@ class UltimateTicTacToe(Game):
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"threat_planes": True} if self.threat_planes else {}
+        chosen = {"threat_planes": self.threat_planes, "strategy_planes": self.strategy_planes}
+        return {name: True for name, on in chosen.items() if on}
 
     @property
     def rules_options(self) -> dict[str, Any]:

@@ -44,7 +44,7 @@ TIMING_SECONDS = 0.1  # per path; about a second of start-up in all without the 
 CACHE_ENV = "ULTIMATE_RL_CACHE_DIR"
 CACHE_FILE = "inference_paths.json"
 REDUCED = ("torch_bf16", "onnxruntime_int8")  # the paths the numerics rule applies to
-PATHS_VERSION = 2  # in the cache key: bump it when a path's code changes its speed
+PATHS_VERSION = 3  # in the cache key: bump it when a path's code changes its speed
 
 
 @dataclass(frozen=True)
@@ -182,20 +182,22 @@ def time_paths(
     batch_size: int,
     seconds: float,
 ) -> dict[str, float]:
-    """Positions per second of each evaluator at ``batch_size``, taking turns call by call."""
+    """Positions per second of each evaluator at ``batch_size``, taking turns call by call: the
+    batch over its median call, so that a hiccup of the machine (another process, a page fault)
+    during a few calls cannot flip the choice that a run keeps, and the cache with it."""
     planes, masks = _batch(probe, model, batch_size)
     for evaluate in evaluators.values():
-        for _ in range(2):
+        for _ in range(3):
             evaluate(planes, masks)  # warm-up: sessions, kernels, weight refresh
     spent = dict.fromkeys(evaluators, 0.0)
-    calls = dict.fromkeys(evaluators, 0)
-    while min(spent.values()) < seconds or min(calls.values()) < 3:
+    calls: dict[str, list[float]] = {name: [] for name in evaluators}
+    while min(spent.values()) < seconds or min(map(len, calls.values())) < 5:
         for name, evaluate in evaluators.items():
             start = time.perf_counter()
             evaluate(planes, masks)
-            spent[name] += time.perf_counter() - start
-            calls[name] += 1
-    return {name: calls[name] * batch_size / spent[name] for name in evaluators}
+            calls[name].append(time.perf_counter() - start)
+            spent[name] += calls[name][-1]
+    return {name: batch_size / float(np.median(times)) for name, times in calls.items()}
 
 
 def _batch(probe: Probe | None, model: PolicyValueNet, size: int) -> tuple[np.ndarray, np.ndarray]:

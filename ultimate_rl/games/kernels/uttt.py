@@ -36,6 +36,7 @@ FULL = 0x1FF  # all nine bits
 NUM_ACTIONS = 81
 NUM_PLANES = 8
 THREAT_PLANES = 7  # the planes ``encode`` adds when given room for them (``threat_planes``)
+STRATEGY_PLANES = 5  # and after those, given room (``strategy_planes``)
 
 _LINES = tuple(sum(1 << cell for cell in line) for line in lines(3, 3, 3))  # 9-bit masks
 
@@ -60,6 +61,9 @@ THREATS = np.array(
 )
 """Per 9-bit mask of one player's marks: the cells that would complete a line (the guided
 playout's small-board wins)."""
+OPEN_LINE = np.array([any(m & line == 0 for line in _LINES) for m in range(512)], dtype=np.uint8)
+"""Per 9-bit mask of one player's marks: whether some line holds none of them, i.e. whether the
+other player can still complete a line there."""
 
 
 def initial_state() -> np.ndarray:
@@ -194,6 +198,8 @@ def encode(state: np.ndarray, planes: np.ndarray) -> None:
     planes[7] = 1.0 if player == 0 else 0.0
     if planes.shape[0] >= NUM_PLANES + THREAT_PLANES:
         _encode_threats(state, planes, own_cells, opp_cells, own_won, opp_won)
+    if planes.shape[0] >= NUM_PLANES + THREAT_PLANES + STRATEGY_PLANES:
+        _encode_strategy(state, planes, own_cells, opp_cells, own_won, opp_won)
 
 
 @njit(cache=True)
@@ -242,6 +248,84 @@ def _encode_threats(
                 planes[12, row, col] = 1.0 if own_threats[cell] else 0.0
     _fill_blocks(planes[13], own_wins)
     _fill_blocks(planes[14], opp_wins)
+
+
+@njit(cache=True)
+def _encode_strategy(
+    state: np.ndarray,
+    planes: np.ndarray,
+    own_cells: int,
+    opp_cells: int,
+    own_won: int,
+    opp_won: int,
+) -> None:
+    """The strategy planes, mover's view: 15 / 16 the open boards the mover / the opponent can no
+    longer win (every small line holds a mark of the other); 17 / 18 per small board, how many
+    big-board lines through it the mover / the opponent can still complete (every board in it
+    won by that side or still winnable by it), over 4 (the centre's lines); 19 the empty cells
+    of open boards whose move lets the opponent win the game at once. Which boards still count
+    is a whole-board fact, and a losing move's reply lies on the board it sends to."""
+    base = NUM_PLANES + THREAT_PLANES
+    planes[base : base + STRATEGY_PLANES] = 0.0  # a reused buffer: every cell written
+    closed = state[CLOSED]
+    own_dead = 0
+    opp_dead = 0
+    opp_win_cells = np.zeros(9, dtype=np.int64)  # per open board: the opponent's game wins
+    for board in range(9):
+        if closed >> board & 1:
+            continue
+        own = state[own_cells + board]
+        opp = state[opp_cells + board]
+        own_dead |= np.int64(1 - OPEN_LINE[opp]) << board
+        opp_dead |= np.int64(1 - OPEN_LINE[own]) << board
+        if HAS_LINE[opp_won | 1 << board]:
+            opp_win_cells[board] = THREATS[opp] & (FULL & ~(own | opp))
+    _fill_blocks(planes[15], own_dead)
+    _fill_blocks(planes[16], opp_dead)
+    own_able = own_won | (FULL & ~closed & ~own_dead)
+    opp_able = opp_won | (FULL & ~closed & ~opp_dead)
+    for board in range(9):
+        top = 3 * (board // 3)
+        left = 3 * (board % 3)
+        own_lines = 0
+        opp_lines = 0
+        for line in _LINES:
+            if line >> board & 1:
+                own_lines += 1 if line & own_able == line else 0
+                opp_lines += 1 if line & opp_able == line else 0
+        planes[17, top : top + 3, left : left + 3] = own_lines / 4.0
+        planes[18, top : top + 3, left : left + 3] = opp_lines / 4.0
+    if state[layout.STATUS] != layout.ONGOING:
+        return
+    playable = _playable(state)
+    for board in range(9):
+        if not playable >> board & 1:
+            continue
+        top = 3 * (board // 3)
+        left = 3 * (board % 3)
+        own = state[own_cells + board]
+        empty = FULL & ~(own | state[opp_cells + board])
+        for cell in range(9):
+            if not empty >> cell & 1:
+                continue
+            marks = own | 1 << cell
+            after = closed
+            if HAS_LINE[marks]:
+                if HAS_LINE[own_won | 1 << board]:
+                    continue  # the move wins the game
+                after |= 1 << board
+            elif marks | state[opp_cells + board] == FULL:
+                after |= 1 << board
+            reach = FULL & ~after if after >> cell & 1 else (1 << cell) & ~after
+            loses = False
+            for target in range(9):
+                if reach >> target & 1:
+                    wins = opp_win_cells[target]
+                    if target == board:
+                        wins &= ~(1 << cell)
+                    if wins:
+                        loses = True
+            planes[19, top + cell // 3, left + cell % 3] = 1.0 if loses else 0.0
 
 
 @njit(cache=True, inline="always")
