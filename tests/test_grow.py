@@ -13,9 +13,10 @@ import torch
 import ultimate_rl
 from tests.helpers import random_play_states, tiny_run_overrides
 from tests.test_init_from_agent import AGENT, random_positions, uttt_run
+from ultimate_rl.games import make as make_game
 from ultimate_rl.nn import make_evaluator
 from ultimate_rl.nn.config import ModelConfig
-from ultimate_rl.nn.grow import can_grow, size_name
+from ultimate_rl.nn.grow import can_grow, extends_encoding, size_name
 from ultimate_rl.selfplay.worker import SelfPlayWorker
 from ultimate_rl.train import check_config
 from ultimate_rl.train.checkpoints import RunCheckpoints
@@ -53,6 +54,48 @@ def test_a_grown_network_computes_the_small_ones_outputs(tmp_path: Path, capsys,
         ours, theirs = learner.model(planes), small(planes)
     for head in ("policy", "value"):
         torch.testing.assert_close(ours[head], theirs[head], atol=1e-4, rtol=1e-4)
+
+
+PLANES = {
+    "threat planes": ["game.threat_planes=true"],
+    "threat and strategy planes": ["game.threat_planes=true", "game.strategy_planes=true"],
+    "threat planes, deeper": ["game.threat_planes=true", "model.blocks=4"],
+}
+
+
+@pytest.mark.parametrize("growth", PLANES)
+def test_a_network_grows_into_input_planes_added_after_its_own(tmp_path, capsys, growth: str):
+    """The shipped 8-plane network continues with uttt's threat planes: their stem weights
+    start at zero, so it first plays as it did, then learns to read them."""
+    run = uttt_run(f"train.init_from={AGENT}", "model=resnet_small", *PLANES[growth])
+    learner = Learner(run, torch.device("cpu"))
+    RunCheckpoints(tmp_path / "run", run, {}).restore(learner)
+    planes = run.game.observation_shape[0]
+    assert f"grown from 3x32, its 8 input planes to {planes}" in capsys.readouterr().out
+    small = ultimate_rl.load_agent(AGENT, num_simulations=0, inference="torch").model
+    positions = torch.from_numpy(random_positions(run.game, 64))
+    learner.model.eval()
+    with torch.no_grad():
+        ours, theirs = learner.model(positions), small(positions[:, :8])
+    for head in ("policy", "value"):
+        torch.testing.assert_close(ours[head], theirs[head], atol=1e-4, rtol=1e-4)
+
+
+def test_a_network_does_not_shrink_into_fewer_planes(tmp_path: Path):
+    threats = Learner(uttt_run("model=resnet_small", *PLANES["threat planes"]), torch.device("cpu"))
+    path = str(save_warm_start(threats, tmp_path / "threats.pt"))
+    plain = Learner(uttt_run("model=resnet_small"), torch.device("cpu"))
+    with pytest.raises(ConfigError, match=r"reads 15 input planes.*do not start with"):
+        plain.init_weights(path)
+
+
+def test_an_encoding_extends_another_only_by_planes_after_all_of_its_own():
+    plain, threats = make_game("uttt"), make_game("uttt", threat_planes=True)
+    strategy = make_game("uttt", threat_planes=True, strategy_planes=True)
+    assert extends_encoding(plain, threats) and extends_encoding(threats, strategy)
+    assert extends_encoding(plain, strategy)
+    assert not extends_encoding(threats, plain) and not extends_encoding(plain, plain)
+    assert not extends_encoding(make_game("tictactoe"), make_game("tictactoe", size=4))
 
 
 def test_every_new_weight_learns_from_the_first_step():
@@ -102,7 +145,7 @@ def test_growing_keeps_the_small_networks_auxiliary_heads_or_says_how(tmp_path: 
     with pytest.raises(ConfigError, match=r"set model\.aux_heads=\[soft_policy\] to keep"):
         without.init_weights(path)  # growing would drop the head: an error, as when not growing
     kept = Learner(uttt_run("model=resnet_small", "model.blocks=4", *aux), torch.device("cpu"))
-    assert kept.init_weights(path) == small.run.model  # grown: the small network's config
+    assert kept.init_weights(path) == "from 3x32"  # grown: how
     head = "aux_heads.soft_policy.0.weight"
     torch.testing.assert_close(kept.model.state_dict()[head], small.model.state_dict()[head])
     assert Learner(small.run, torch.device("cpu")).init_weights(path) is None  # same size

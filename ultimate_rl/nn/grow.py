@@ -1,37 +1,66 @@
 """Growing a trained network into a bigger one of its kind (``train.init_from`` a smaller
 network): a ResNet by more blocks, channels, head channels or value-head width; an MLP by wider
-layers (the same number of them) and value-head width. It starts exactly where the small one is.
+layers (the same number of them) and value-head width; either by more input planes, where the
+run's encoding extends the file's (uttt's threat planes after its 8: ``extends_encoding``). It
+starts exactly where the small one is.
 
 Net2Net's idea (Chen et al., 2016) by zero padding: each of the small network's tensors is copied
-into the leading corner of the big one's; the weights from a new unit into an old one are zeroed,
-so no new channel reaches an old one; each new residual block's last batch-norm scale is zeroed,
-so the block adds nothing to its skip; a new global pooling bias (``model.global_pooling`` turned
-on) starts at zero, so it biases nothing. The big network then computes the small one's outputs,
-and its new units learn from there: their incoming weights keep their random init, and the zeroed
-weights out of them get gradients because their activations are not zero. A bigger network can
-so continue a plateaued smaller one's training instead of starting from noise. (A new MLP layer
-would not compute the old outputs through its ReLU, so an MLP grows in width only.)
+into the leading corner of the big one's; the weights from a new unit (or input plane) into an old
+one are zeroed, so no new channel reaches an old one; each new residual block's last batch-norm
+scale is zeroed, so the block adds nothing to its skip; a new global pooling bias
+(``model.global_pooling`` turned on) starts at zero, so it biases nothing. The big network then
+computes the small one's outputs, and its new units learn from there: their incoming weights keep
+their random init, and the zeroed weights out of them get gradients because their activations are
+not zero. A bigger network can so continue a plateaued smaller one's training instead of starting
+from noise. (A new MLP layer would not compute the old outputs through its ReLU, so an MLP grows in
+width only.)
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
+import numpy as np
 import torch
 from torch import nn
 
+from ultimate_rl.games.base import Game
 from ultimate_rl.nn.config import ModelConfig
 
 GROWABLE = ("blocks", "channels", "policy_channels", "value_channels", "value_hidden")
 """The sizes a ResNet can grow in; every other model setting must match."""
 
 
-def can_grow(small: ModelConfig, big: ModelConfig) -> bool:
+FINGERPRINT_PLIES = 24  # positions compared by ``extends_encoding``: the start and 24 moves on
+
+
+def extends_encoding(small: Game, big: Game) -> bool:
+    """Whether ``big`` encodes every position as ``small`` does, and more planes after them (so
+    a network of ``small``'s grows into ``big``'s with its new inputs at zero): checked on the
+    positions of a fixed line of play."""
+    if small.name != big.name or small.rules_options != big.rules_options:
+        return False
+    few, many = small.observation_shape, big.observation_shape
+    if few[1:] != many[1:] or few[0] >= many[0]:
+        return False
+    state = small.initial_state()
+    for ply in range(FINGERPRINT_PLIES + 1):
+        if not np.array_equal(big.encode(state)[: few[0]], small.encode(state)):
+            return False
+        legal = small.legal_actions(state)
+        if small.is_terminal(state) or len(legal) == 0:
+            return True
+        state = small.apply(state, int(legal[(7 * ply + 3) % len(legal)]))
+    return True
+
+
+def can_grow(small: ModelConfig, big: ModelConfig, more_planes: bool = False) -> bool:
     """Whether ``small``'s network grows into ``big``'s: the same architecture, no size smaller,
-    at least one larger (or, for a ResNet, global pooling gained), the rest equal (auxiliary
-    heads aside: a missing one starts fresh). An MLP keeps its number of layers. A global
-    pooling bias reads [means, maxima] side by side, so a pooled tower grows in depth only;
-    pooling is never dropped."""
+    at least one larger (or, for a ResNet, global pooling gained, or either given
+    ``more_planes``: the run's encoding extends the file's), the rest equal (auxiliary heads
+    aside: a missing one starts fresh). An MLP keeps its number of layers. A global pooling
+    bias reads [means, maxima] side by side, so a pooled tower grows in depth only; pooling is
+    never dropped."""
     if small.arch != big.arch:
         return False
     if small.arch == "mlp":
@@ -40,12 +69,12 @@ def can_grow(small: ModelConfig, big: ModelConfig) -> bool:
             (small.value_hidden, big.value_hidden),
         ]
         return len(small.mlp_hidden) == len(big.mlp_hidden) and _grows(
-            small, big, ("mlp_hidden", "value_hidden"), sizes
+            small, big, ("mlp_hidden", "value_hidden"), sizes, more_planes
         )
     sizes = [(getattr(small, k), getattr(big, k)) for k in GROWABLE]
     gains_pooling = big.global_pooling and not small.global_pooling
     return (
-        _grows(small, big, (*GROWABLE, "global_pooling"), sizes, gains_pooling)
+        _grows(small, big, (*GROWABLE, "global_pooling"), sizes, gains_pooling or more_planes)
         and not (small.global_pooling and not big.global_pooling)
         and not (small.global_pooling and big.channels != small.channels)
     )

@@ -34,7 +34,6 @@ from ultimate_rl.nn import (
     save_checkpoint,
 )
 from ultimate_rl.nn.atomic import remove_stale_temp_files
-from ultimate_rl.nn.grow import size_name
 from ultimate_rl.train.config import RunConfig, TrainSection
 from ultimate_rl.train.learner import Learner
 from ultimate_rl.train.logs import write_json
@@ -66,8 +65,8 @@ class RunCheckpoints:
         if not has_checkpoint(self.run_dir):
             if self.run.train.init_from:
                 source = self.run.train.init_from
-                small = learner.init_weights(source)
-                grown = f", grown from {size_name(small)}" if small else ""
+                growth = learner.init_weights(source)
+                grown = f", grown {growth}" if growth else ""
                 if self.run.train.init_replay:
                     grown += f", and its replay window ({len(learner.replay):,} positions)"
                 tqdm.write(f"starting from the weights of {source}{grown}")

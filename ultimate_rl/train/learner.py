@@ -27,7 +27,7 @@ from ultimate_rl.games.symmetry import Symmetry
 from ultimate_rl.nn import autocast, build_model
 from ultimate_rl.nn.config import ModelConfig
 from ultimate_rl.nn.device import training_precision
-from ultimate_rl.nn.grow import can_grow, grown_state
+from ultimate_rl.nn.grow import can_grow, extends_encoding, grown_state, size_name
 from ultimate_rl.nn.losses import Batch, Loss, losses_for, policy_loss, training_loss
 from ultimate_rl.nn.models import PolicyValueNet
 from ultimate_rl.nn.weights import load_network_weights
@@ -284,17 +284,29 @@ class Learner:
             self.network.load_state_dict(self.model.state_dict())
         self.selfplay_model.load_state_dict(self.network.state_dict())
 
-    def init_weights(self, path: str) -> ModelConfig | None:
+    def init_weights(self, path: str) -> str | None:
         """Starts from the network at ``path`` (``train.init_from``): a training checkpoint
         (e.g. a supervised warm start) or an exported agent file (``.urla``). Its weights, and
         with ``train.init_replay`` its replay window (``_init_replay``, from the same read); the
         optimiser stays fresh. Auxiliary heads it lacks keep their initial weights; a smaller
-        network of the same kind grows into this run's (``nn.grow``); any other difference (an
-        auxiliary head of its that this run lacks, too) is an error naming both configs and the
-        fix. Returns the file's model config when it grew, else None."""
-        checkpoint = load_network_weights(path, expected_game=self.run.game)
+        network of the same kind grows into this run's (``nn.grow``), as does one whose input
+        planes this run's encoding extends (uttt's 8 planes into the threat planes' 15); any
+        other difference (an auxiliary head of its that this run lacks, too) is an error naming
+        both configs and the fix. Returns how it grew (``"from 3x32"``), else None."""
+        game = self.run.game
+        checkpoint = load_network_weights(path, expected_game=game.name)
+        checkpoint.check_game(game, same_encoding=False)  # the same rules
+        theirs = checkpoint.make_game()
+        more_planes = theirs.observation_shape != game.observation_shape
+        if more_planes and not extends_encoding(theirs, game):
+            raise ConfigError(
+                f"train.init_from={path}: its network reads {theirs.observation_shape[0]} input "
+                f"planes ({checkpoint.game_options or 'no options'}) that this run's "
+                f"{game.observation_shape[0]} ({game.options or 'no options'}) do not start "
+                "with; set the game options to the file's, or to ones that add planes after its"
+            )
         state = checkpoint.model_state
-        grew = can_grow(checkpoint.model_config, self.run.model)
+        grew = can_grow(checkpoint.model_config, self.run.model, more_planes)
         unexpected = []
         if grew:
             grown = grown_state(state, self.model)
@@ -314,7 +326,14 @@ class Learner:
         self._offer_trained()
         if self.run.train.init_replay:
             self._init_replay(checkpoint.extra.get("replay"), path)
-        return checkpoint.model_config if grew else None
+        if not grew:
+            return None
+        growth = [f"from {size_name(checkpoint.model_config)}"]
+        if more_planes:
+            growth.append(
+                f"its {theirs.observation_shape[0]} input planes to {game.observation_shape[0]}"
+            )
+        return ", ".join(growth)
 
     def _init_replay(self, replay: dict[str, Any] | None, path: str) -> None:
         """Fills the replay window from ``replay``, the ``train.init_from`` file's: its newest
