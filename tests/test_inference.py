@@ -137,6 +137,45 @@ def test_the_int8_path_quantizes_and_falls_back_to_float32_when_it_strays(monkey
         make_evaluator(model, "cpu", backend="onnxruntime_int8")
 
 
+def test_int8_weights_that_stray_try_a_float32_stem_before_float32(monkeypatch):
+    """The graded fallback: a network whose int8 graph strays runs the int8 graph with its stem
+    in float32 when that passes (later weights try it first), float32 only when both stray."""
+    import onnx
+
+    from ultimate_rl.nn import evaluator as evaluator_module
+    from ultimate_rl.nn.quantize import int8_graph
+
+    game, model = small_model("uttt", "resnet")
+    probe = probe_positions(game)
+    stem = onnx.load_from_string(int8_graph(model, probe.half(0).planes, float_stem=True))
+    dequantized = {n.output[0] for n in stem.graph.node if n.op_type == "DequantizeLinear"}
+    convs = {n.name: n.input[1] in dequantized for n in stem.graph.node if n.op_type == "Conv"}
+    assert not any(int8 for name, int8 in convs.items() if "stem" in name)  # float32 weights
+    assert any(int8 for name, int8 in convs.items() if "stem" not in name)  # the trunk is int8
+    stray = build_model(game, ModelConfig(arch="resnet", **SMALL), seed=1)  # other weights
+    built = []
+
+    def graph(network, calibration, float_stem=False):
+        built.append(float_stem)
+        return int8_graph(network if float_stem else stray, calibration, float_stem)
+
+    monkeypatch.setattr(evaluator_module, "int8_graph", graph)
+    evaluator = make_evaluator(model, "cpu", backend="onnxruntime_int8", game=game)
+    got = evaluator(probe.planes, probe.masks)
+    assert built == [False, True] and evaluator.float_stem and not evaluator.fell_back
+    assert (
+        evaluator.fallbacks == 0
+        and numerics.compare(float32_outputs(model, probe.planes), got, probe.masks).passes
+    )
+    evaluator.refresh()
+    evaluator(probe.planes, probe.masks)
+    assert built == [False, True, True]  # a network that strayed keeps straying: stem first
+    monkeypatch.setattr(numerics, "MAX_VALUE_DIFFERENCE", -1.0)  # nothing passes now
+    evaluator.refresh()
+    evaluator(probe.planes, probe.masks)
+    assert evaluator.fell_back and evaluator.fallbacks == 1
+
+
 def test_self_play_on_int8_weights_that_fell_back_says_so_in_the_run_log(monkeypatch):
     """A round whose int8 weights failed their check ran at float32's speed: the iteration's
     line and TensorBoard (``selfplay/float32_fallback_rate``) say so, a passing round says
@@ -151,11 +190,15 @@ def test_self_play_on_int8_weights_that_fell_back_says_so_in_the_run_log(monkeyp
     evaluator.refresh()
     failed = worker.play(evaluator, 2, rng).stats
     assert (passed.rounds, passed.float32_rounds, failed.float32_rounds) == (1, 0, 1)
+    assert failed.float_stem_rounds == 0  # float32 after both graphs strayed
     both = passed.merge(failed)
     assert both.summary()["float32_fallback_rate"] == 0.5
     line = status_line(Progress(iteration=1), 10, IterationRecord(both, {}, 0))
     assert "1/2 rounds in float32: int8 check failed" in line
     assert "float32" not in status_line(Progress(iteration=1), 10, IterationRecord(passed, {}, 0))
+    passed.float_stem_rounds = 1  # int8 with its stem in float32
+    line = status_line(Progress(iteration=1), 10, IterationRecord(passed, {}, 0))
+    assert "1/1 rounds with a float32 stem: int8 check failed" in line
 
 
 @pytest.mark.parametrize("backend", PATHS)

@@ -207,26 +207,33 @@ class OnnxEvaluator(NetworkEvaluator):
 class OnnxInt8Evaluator(OnnxEvaluator):
     """onnxruntime on ``nn.quantize``'s int8 graph, calibrated on half of ``probe`` (real
     positions of the game) and checked on the other half at every weight change: weights whose
-    int8 outputs fail ``nn.numerics``' rule run in float32 until the next change (``fallbacks``
-    counts them; ``numerics`` holds the last check)."""
+    int8 outputs fail ``nn.numerics``' rule try the graph with a float32 stem, and if that fails
+    too run in float32 until the next change (``fallbacks`` counts those; ``numerics`` holds the
+    last check, ``float_stem`` whether the stem is float32). Once a float32 stem was needed,
+    later weights try it first: a network that strayed keeps straying."""
 
     backend = "onnxruntime_int8"
     needs_probe = True
     numerics: Numerics | None = None  # the last weight change's check
     fallbacks = 0  # weight versions that ran in float32
+    float_stem = False  # the int8 graph keeps its stem in float32
 
     @property
     def fell_back(self) -> bool:
-        """The current weights failed their check: they run in float32."""
+        """The current weights failed their checks: they run in float32."""
         return self.numerics is not None and not self.numerics.passes
 
     def _session_of_weights(self):  # -> onnxruntime.InferenceSession
-        session = self._new_session(int8_graph(self.model, self.probe.half(0).planes))
         check = self.probe.half(1)
-        got = session.run(OUTPUT_NAMES, {INPUT_NAME: check.planes})
-        self.numerics = compare(float32_outputs(self.model, check.planes), got, check.masks)
-        if self.numerics.passes:
-            return session
+        reference = float32_outputs(self.model, check.planes)
+        for float_stem in dict.fromkeys((self.float_stem, True)):
+            graph = int8_graph(self.model, self.probe.half(0).planes, float_stem)
+            session = self._new_session(graph)
+            got = session.run(OUTPUT_NAMES, {INPUT_NAME: check.planes})
+            self.numerics = compare(reference, got, check.masks)
+            if self.numerics.passes:
+                self.float_stem = float_stem
+                return session
         self.fallbacks += 1
         return super()._session_of_weights()
 

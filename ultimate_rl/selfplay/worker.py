@@ -56,6 +56,7 @@ class SelfPlayStats:
     resign_false: int = 0  # ... after which the would-be resigner did not lose
     rounds: int = 0  # worker rounds summed here
     float32_rounds: int = 0  # ... whose reduced-precision weights failed their check (float32)
+    float_stem_rounds: int = 0  # ... whose int8 graph passed with its stem in float32
 
     def merge(self, other: SelfPlayStats) -> SelfPlayStats:
         """Sums counters; times are the slowest worker's (they ran side by side)."""
@@ -81,6 +82,7 @@ class SelfPlayStats:
             "resign_false_positive_rate": self.resign_false / max(self.resign_checks, 1),
             "nn_time_fraction": self.nn_seconds / seconds,
             "float32_fallback_rate": self.float32_rounds / max(self.rounds, 1),
+            "float_stem_rate": self.float_stem_rounds / max(self.rounds, 1),
         }
 
 
@@ -322,8 +324,12 @@ class SelfPlayWorker:
         stats.nn_seconds = timed.seconds
         stats.rounds = 1
         # the int8 path checks each new set of weights on its first call of the round; one that
-        # failed ran the round in float32, at float32's speed: the run's log says so
+        # failed ran the round with a float32 stem, or in float32 at float32's speed: the run's
+        # log says so
         stats.float32_rounds = int(getattr(evaluate, "fell_back", False))
+        stats.float_stem_rounds = int(
+            getattr(evaluate, "float_stem", False) and not stats.float32_rounds
+        )
         data = SelfPlayData.concatenate(games.recorded)
         stats.positions = len(data.states)
         data.stats = stats

@@ -221,10 +221,14 @@ class RunLog:
 
 
 def _fallback(stats: SelfPlayStats) -> str:
-    """Says when reduced-precision self-play ran in float32 (its weights failed the check)."""
-    if not stats.float32_rounds:
-        return ""
-    return f", {stats.float32_rounds}/{stats.rounds} rounds in float32: int8 check failed"
+    """Says when reduced-precision self-play fell back: to a float32 stem, or to float32 (its
+    weights failed the checks)."""
+    said = []
+    if stats.float_stem_rounds:
+        said.append(f"{stats.float_stem_rounds}/{stats.rounds} rounds with a float32 stem")
+    if stats.float32_rounds:
+        said.append(f"{stats.float32_rounds}/{stats.rounds} rounds in float32")
+    return f", {' and '.join(said)}: int8 check failed" if said else ""
 
 
 def status_line(progress: Progress, iterations: int, record: IterationRecord) -> str:
