@@ -215,15 +215,13 @@ def _encode_threats(
     win their small board for the mover / the opponent; 10 those that send the opponent to a
     closed board (a free choice), 11 to an open board where the opponent can win at once, 12 to
     one where the mover could; 13 / 14 the open boards whose capture wins the game for the mover
-    / the opponent. Where a move sends the opponent is a board far from the cell, which a 3x3
-    convolution tower reaches only through depth."""
+    / the opponent (where a move sends the opponent is far from the cell on the grid)."""
     planes[NUM_PLANES : NUM_PLANES + THREAT_PLANES] = 0.0  # a reused buffer: every cell written
     closed = state[CLOSED]
     empties = np.zeros(9, dtype=np.int64)  # 0 for a closed board: its cells get no threat
     own_threats = np.zeros(9, dtype=np.int64)
     opp_threats = np.zeros(9, dtype=np.int64)
-    own_wins = 0
-    opp_wins = 0
+    own_wins = opp_wins = 0
     for board in range(9):
         if not closed >> board & 1:
             empties[board] = _empty(state, board)
@@ -260,16 +258,13 @@ def _encode_strategy(
     opp_won: int,
 ) -> None:
     """The strategy planes, mover's view: 15 / 16 the open boards the mover / the opponent can no
-    longer win (every small line holds a mark of the other); 17 / 18 per small board, how many
-    big-board lines through it the mover / the opponent can still complete (every board in it
-    won by that side or still winnable by it), over 4 (the centre's lines); 19 the empty cells
-    of open boards whose move lets the opponent win the game at once. Which boards still count
-    is a whole-board fact, and a losing move's reply lies on the board it sends to."""
+    longer win; 17 / 18 per board, the big-board lines through it the mover / the opponent can
+    still complete, over 4; 19 the cells whose move lets the opponent win the game at once
+    (whole-board facts: a losing move's reply lies on the board it sends to)."""
     base = NUM_PLANES + THREAT_PLANES
     planes[base : base + STRATEGY_PLANES] = 0.0  # a reused buffer: every cell written
     closed = state[CLOSED]
-    own_dead = 0
-    opp_dead = 0
+    own_dead = opp_dead = 0
     opp_win_cells = np.zeros(9, dtype=np.int64)  # per open board: the opponent's game wins
     for board in range(9):
         if closed >> board & 1:
@@ -285,14 +280,12 @@ def _encode_strategy(
     own_able = own_won | (FULL & ~closed & ~own_dead)
     opp_able = opp_won | (FULL & ~closed & ~opp_dead)
     for board in range(9):
-        top = 3 * (board // 3)
-        left = 3 * (board % 3)
-        own_lines = 0
-        opp_lines = 0
+        own_lines = opp_lines = 0
         for line in _LINES:
             if line >> board & 1:
                 own_lines += 1 if line & own_able == line else 0
                 opp_lines += 1 if line & opp_able == line else 0
+        top, left = 3 * (board // 3), 3 * (board % 3)
         planes[17, top : top + 3, left : left + 3] = own_lines / 4.0
         planes[18, top : top + 3, left : left + 3] = opp_lines / 4.0
     if state[layout.STATUS] != layout.ONGOING:
@@ -301,8 +294,7 @@ def _encode_strategy(
     for board in range(9):
         if not playable >> board & 1:
             continue
-        top = 3 * (board // 3)
-        left = 3 * (board % 3)
+        top, left = 3 * (board // 3), 3 * (board % 3)
         own = state[own_cells + board]
         empty = FULL & ~(own | state[opp_cells + board])
         for cell in range(9):
@@ -320,11 +312,8 @@ def _encode_strategy(
             loses = False
             for target in range(9):
                 if reach >> target & 1:
-                    wins = opp_win_cells[target]
-                    if target == board:
-                        wins &= ~(1 << cell)
-                    if wins:
-                        loses = True
+                    blocked = 1 << cell if target == board else 0  # the move takes that cell
+                    loses |= opp_win_cells[target] & ~blocked != 0
             planes[19, top + cell // 3, left + cell % 3] = 1.0 if loses else 0.0
 
 
