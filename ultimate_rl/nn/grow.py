@@ -26,6 +26,7 @@ from torch import nn
 
 from ultimate_rl.games.base import Game
 from ultimate_rl.nn.config import ModelConfig
+from ultimate_rl.nn.weights import fixed_line
 
 GROWABLE = ("blocks", "channels", "policy_channels", "value_channels", "value_hidden")
 """The sizes a ResNet can grow in; every other model setting must match."""
@@ -43,15 +44,10 @@ def extends_encoding(small: Game, big: Game) -> bool:
     few, many = small.observation_shape, big.observation_shape
     if few[1:] != many[1:] or few[0] >= many[0]:
         return False
-    state = small.initial_state()
-    for ply in range(FINGERPRINT_PLIES + 1):
-        if not np.array_equal(big.encode(state)[: few[0]], small.encode(state)):
-            return False
-        legal = small.legal_actions(state)
-        if small.is_terminal(state) or len(legal) == 0:
-            return True
-        state = small.apply(state, int(legal[(7 * ply + 3) % len(legal)]))
-    return True
+    return all(
+        np.array_equal(big.encode(state)[: few[0]], small.encode(state))
+        for state in fixed_line(small, FINGERPRINT_PLIES)
+    )
 
 
 def can_grow(small: ModelConfig, big: ModelConfig, more_planes: bool = False) -> bool:

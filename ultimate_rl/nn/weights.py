@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,16 +34,23 @@ AGENT_FORMAT_VERSION = 1  # the newest agent-file layout this reader (and ``expo
 FINGERPRINT_PLIES = 12  # positions hashed for the encoding version: the start and 12 moves on
 
 
+def fixed_line(game: Game, plies: int) -> Iterator[np.ndarray]:
+    """The start and up to ``plies`` positions after it on one fixed, game-independent line of
+    play (the ``(7 * ply + 3)``-th legal move each ply), to compare encodings on."""
+    state = game.initial_state()
+    for ply in range(plies + 1):
+        yield state
+        legal = game.legal_actions(state)
+        if game.is_terminal(state) or len(legal) == 0:
+            return
+        state = game.apply(state, int(legal[(7 * ply + 3) % len(legal)]))
+
+
 def encoding_version(game: Game) -> str:
     """A fingerprint of ``game.encode`` (and the rules it sees) on a fixed line of play."""
     digest = hashlib.sha256(f"{game.name}:{game.observation_shape}:{game.num_actions}".encode())
-    state = game.initial_state()
-    for ply in range(FINGERPRINT_PLIES + 1):
+    for state in fixed_line(game, FINGERPRINT_PLIES):
         digest.update(np.ascontiguousarray(game.encode(state), dtype=np.float32).tobytes())
-        legal = game.legal_actions(state)
-        if game.is_terminal(state) or len(legal) == 0:
-            break
-        state = game.apply(state, int(legal[(7 * ply + 3) % len(legal)]))
     return digest.hexdigest()[:16]
 
 
