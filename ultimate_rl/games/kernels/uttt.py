@@ -197,9 +197,9 @@ def encode(state: np.ndarray, planes: np.ndarray) -> None:
     planes[6] = 1.0
     planes[7] = 1.0 if player == 0 else 0.0
     if planes.shape[0] >= NUM_PLANES + THREAT_PLANES:
-        _encode_threats(state, planes, own_cells, opp_cells, own_won, opp_won)
-    if planes.shape[0] >= NUM_PLANES + THREAT_PLANES + STRATEGY_PLANES:
-        _encode_strategy(state, planes, own_cells, opp_cells, own_won, opp_won)
+        opp_win_cells = _encode_threats(state, planes, own_cells, opp_cells, own_won, opp_won)
+        if planes.shape[0] >= NUM_PLANES + THREAT_PLANES + STRATEGY_PLANES:
+            _encode_strategy(state, planes, own_cells, opp_cells, own_won, opp_won, opp_win_cells)
 
 
 @njit(cache=True)
@@ -210,12 +210,13 @@ def _encode_threats(
     opp_cells: int,
     own_won: int,
     opp_won: int,
-) -> None:
+) -> np.ndarray:
     """The threat planes, mover's view, on the empty cells of open boards: 8 / 9 the cells that
     win their small board for the mover / the opponent; 10 those that send the opponent to a
     closed board (a free choice), 11 to an open board where the opponent can win at once, 12 to
     one where the mover could; 13 / 14 the open boards whose capture wins the game for the mover
-    / the opponent (where a move sends the opponent is far from the cell on the grid)."""
+    / the opponent (where a move sends the opponent is far from the cell on the grid). Returns
+    per board the opponent's cells that win the game (the strategy planes read them)."""
     planes[NUM_PLANES : NUM_PLANES + THREAT_PLANES] = 0.0  # a reused buffer: every cell written
     closed = state[CLOSED]
     empties = np.zeros(9, dtype=np.int64)  # 0 for a closed board: its cells get no threat
@@ -246,6 +247,9 @@ def _encode_threats(
                 planes[12, row, col] = 1.0 if own_threats[cell] else 0.0
     _fill_blocks(planes[13], own_wins)
     _fill_blocks(planes[14], opp_wins)
+    for board in range(9):
+        opp_threats[board] &= -(opp_wins >> board & 1)  # kept where capturing wins the game
+    return opp_threats
 
 
 @njit(cache=True)
@@ -256,25 +260,21 @@ def _encode_strategy(
     opp_cells: int,
     own_won: int,
     opp_won: int,
+    opp_win_cells: np.ndarray,
 ) -> None:
     """The strategy planes, mover's view: 15 / 16 the open boards the mover / the opponent can no
     longer win; 17 / 18 per board, the big-board lines through it the mover / the opponent can
     still complete, over 4; 19 the cells whose move lets the opponent win the game at once
-    (whole-board facts: a losing move's reply lies on the board it sends to)."""
+    (whole-board facts: a losing move's reply lies on the board it sends to). ``opp_win_cells``:
+    per board the opponent's cells that win the game, from ``_encode_threats``."""
     base = NUM_PLANES + THREAT_PLANES
     planes[base : base + STRATEGY_PLANES] = 0.0  # a reused buffer: every cell written
     closed = state[CLOSED]
     own_dead = opp_dead = 0
-    opp_win_cells = np.zeros(9, dtype=np.int64)  # per open board: the opponent's game wins
     for board in range(9):
-        if closed >> board & 1:
-            continue
-        own = state[own_cells + board]
-        opp = state[opp_cells + board]
-        own_dead |= np.int64(1 - OPEN_LINE[opp]) << board
-        opp_dead |= np.int64(1 - OPEN_LINE[own]) << board
-        if HAS_LINE[opp_won | 1 << board]:
-            opp_win_cells[board] = THREATS[opp] & (FULL & ~(own | opp))
+        if not closed >> board & 1:
+            own_dead |= np.int64(1 - OPEN_LINE[state[opp_cells + board]]) << board
+            opp_dead |= np.int64(1 - OPEN_LINE[state[own_cells + board]]) << board
     _fill_blocks(planes[15], own_dead)
     _fill_blocks(planes[16], opp_dead)
     own_able = own_won | (FULL & ~closed & ~own_dead)
