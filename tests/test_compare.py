@@ -18,6 +18,7 @@ from ultimate_rl.experiments import results as results_report
 from ultimate_rl.experiments.compare import (
     FINISHED,
     Comparison,
+    compile_command,
     curve_snapshots,
     is_finished,
     machine_warning,
@@ -126,6 +127,20 @@ def test_a_new_run_gets_the_recipe_and_budget_an_interrupted_one_resumes(tmp_pat
     (folder / "checkpoints").mkdir(parents=True)
     (folder / "checkpoints" / "latest.pt").touch()
     assert train_command(comparison, "q_mix", 1, folder)[-1] == f"resume={folder}"
+
+
+def test_the_compiling_run_is_the_recipe_cut_to_one_short_pass(tmp_path: Path):
+    """Its overrides come last (Hydra's last value wins): the recipe's options, one iteration
+    of two optimiser steps after a small warm start, no evaluation, no seed or budget."""
+    comparison = Comparison(**TINY)
+    command = compile_command(comparison, "q_mix", tmp_path / "compile" / "q_mix")
+    assert command[2] == f"hydra.run.dir={tmp_path / 'compile' / 'q_mix'}"
+    assert not any(a.startswith(("seed=", "train.max_minutes=")) for a in command)
+    config = compose_train_config(command[3:])
+    assert config.optim.value_target_q_weight == 0.5
+    assert (config.train.iterations, config.train.steps_per_iteration) == (1, 2)
+    assert (config.train.warm_start.positions, config.train.warm_start.steps) == (256, 2)
+    assert config.eval.every == 0
 
 
 def test_a_run_stopped_by_ctrl_c_is_not_finished(tmp_path: Path):
@@ -299,6 +314,8 @@ def test_compare_trains_rates_in_one_pool_and_resumes(tmp_path: Path, capsys):
     path.write_text(yaml.safe_dump(TINY))
     out = tmp_path / "out"
     assert script.main([str(path), "--out", str(out)]) == 0
+    assert capsys.readouterr().out.count("compiling its kernels") == 2  # once per recipe
+    assert not (out / "compile").exists()
     results = json.loads((out / "results.json").read_text())
     assert [(r["recipe"], r["seed"]) for r in results["runs"]] == Comparison(**TINY).runs()
     assert set(results["ladder"]) == {"random", "uct-10"}
@@ -311,7 +328,8 @@ def test_compare_trains_rates_in_one_pool_and_resumes(tmp_path: Path, capsys):
     assert saved["optim"]["value_target_q_weight"] == 0.5 and saved["seed"] == 1
     capsys.readouterr()
     assert script.main([str(path), "--out", str(out), "--no-plot"]) == 0
-    assert capsys.readouterr().out.count("finished before, skipped") == 4
+    said = capsys.readouterr().out
+    assert said.count("finished before, skipped") == 4 and "compiling" not in said
     # rated again with a learning curve: each run's snapshot of its first iteration joins
     minute = 0.9 * TINY["minutes"]
     arguments = [str(path), "--out", str(out), "--curve-minutes", str(minute)]
