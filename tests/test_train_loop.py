@@ -20,6 +20,7 @@ from ultimate_rl.runtime.faults import FAULT_ENV
 from ultimate_rl.runtime.machine import Machine, this_machine
 from ultimate_rl.train import prepare_run, train
 from ultimate_rl.train.checkpoints import CHECKPOINT
+from ultimate_rl.train.logs import STATUS_LOG
 from ultimate_rl.train.run import compose_train_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +50,9 @@ def test_run_folder_holds_config_events_checkpoints_and_evaluations(tmp_path: Pa
     saved = json.loads((tmp_path / "summary.json").read_text())
     assert Machine.from_dict(saved["machine"]) == this_machine()  # what compare.py checks
     assert list((tmp_path / "tensorboard").glob("events.out.tfevents.*"))
+    status = (tmp_path / STATUS_LOG).read_text().splitlines()  # the console's lines, kept
+    assert status[0] == f"machine: {this_machine().label()}" and status[1].startswith("inference")
+    assert [line.split(" |")[0] for line in status[2:]] == ["iter 1/2", "iter 2/2"]
     report = json.loads((tmp_path / "evaluations" / "iter_00002.json").read_text())
     assert set(report) >= {"random", "perfect", "optimal_rate", "iteration"}
     assert 0.0 <= report["optimal_rate"] <= 1.0
@@ -87,6 +91,8 @@ def test_resumed_run_matches_an_uninterrupted_one_exactly(tmp_path: Path):
     assert run_dir == split and cfg.train.iterations == 3
     summary = train(cfg, run_dir)
     assert summary["iterations"] == 3 and summary["steps"] == 15
+    status = (split / STATUS_LOG).read_text()  # the resume appended its lines
+    assert [status.count(f"iter {i}/") for i in (1, 2, 3)] == [1, 1, 1]
     a = load_checkpoint(straight / CHECKPOINT)
     b = load_checkpoint(split / CHECKPOINT)
     for key, value in a.model_state.items():

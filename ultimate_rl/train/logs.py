@@ -62,6 +62,11 @@ def progress_bar(run: RunConfig, progress: Progress) -> tqdm:
     return tqdm(total=minutes, initial=initial, unit="min", bar_format=shown, **common)
 
 
+STATUS_LOG = "status.log"
+"""The run folder's copy of its console lines (machine, inference path, warm start, every
+iteration), appended to across resumes: the run's record without the progress bar."""
+
+
 class RunLog:
     """TensorBoard writer, progress bar and console line of one run, resumed at ``progress``.
 
@@ -87,6 +92,12 @@ class RunLog:
         ]
         self.writer = SummaryWriter(str(run_dir / "tensorboard"), purge_step=progress.iteration + 1)
         self.bar = progress_bar(run, progress)
+
+    def say(self, line: str) -> None:
+        """A console line, above the progress bar, and in the run folder's ``STATUS_LOG``."""
+        tqdm.write(line)
+        with open(self.run_dir / STATUS_LOG, "a") as log:
+            log.write(line + "\n")
 
     def write_evaluation(self, progress: Progress, record: IterationRecord) -> None:
         """``evaluations/iter_N.json`` when the iteration evaluated or gated."""
@@ -128,7 +139,7 @@ class RunLog:
         else:
             self.bar.update(min(progress.seconds / 60, self.bar.total) - self.bar.n)
             self.bar.set_postfix_str(f"iter {i}/{self.run.train.iterations}", refresh=False)
-        tqdm.write(status_line(progress, self.run.train.iterations, record))
+        self.say(status_line(progress, self.run.train.iterations, record))
 
     def warm_start(self, progress: Progress, losses: dict[str, float]) -> None:
         """The warm start's losses and time at iteration 0, and one console line."""
@@ -139,7 +150,7 @@ class RunLog:
         if self.run.train.max_minutes is not None:
             self.bar.update(min(progress.seconds / 60, self.bar.total) - self.bar.n)
         loss = f", loss {losses['loss/total']:.3f}" if "loss/total" in losses else " (stopped)"
-        tqdm.write(
+        self.say(
             f"warm start: {progress.warm_start_positions} UCT-labelled positions, "
             f"{progress.step} steps{loss}, {progress.seconds / 60:.1f} min"
         )
@@ -147,15 +158,15 @@ class RunLog:
     def inference(self) -> None:
         """The run's first lines: the machine, then the inference path and, when ``auto`` chose
         it, why."""
-        tqdm.write(f"machine: {this_machine().label()}")
+        self.say(f"machine: {this_machine().label()}")
         choice, configured = self.selfplay_path.choice, self.run.selfplay.inference
         if choice is not None:
-            tqdm.write(choice.summary())
+            self.say(choice.summary())
             return
         pinned = (
             f", pinned by {PIN_ENV}" if configured == "auto" and os.environ.get(PIN_ENV) else ""
         )
-        tqdm.write(
+        self.say(
             f"inference: {self.selfplay_path.backend} (selfplay.inference={configured}{pinned})"
         )
 
