@@ -157,18 +157,24 @@ def compile_kernels(comparison: Comparison, out: Path, log: Callable[[str], None
     outside every budget, then deletes it: a checkout's first run would otherwise spend part of
     its minutes compiling numba kernels (0.8 of 30 measured) that the runs after it find
     cached, and in seed-major order that run is always the baseline's first seed."""
+    scratch = out / "compile"
+    shutil.rmtree(scratch, ignore_errors=True)
     for recipe in comparison.recipes:
         if all(is_finished(run_dir(out, recipe, seed)) for seed in comparison.seeds):
             continue
-        folder = out / "compile" / recipe
-        shutil.rmtree(folder, ignore_errors=True)
+        folder = scratch / recipe
         folder.mkdir(parents=True)
         log(f"{recipe}: compiling its kernels (a throwaway run, outside the budget)")
-        with open(folder / "compare_train.log", "a") as output:
-            if run_passing_interrupts(compile_command(comparison, recipe, folder), output):
-                raise KeyboardInterrupt
-        shutil.rmtree(folder)  # a failure shows again, and is reported, in the recipe's runs
-    shutil.rmtree(out / "compile", ignore_errors=True)
+        run_logged(compile_command(comparison, recipe, folder), folder)
+    shutil.rmtree(scratch, ignore_errors=True)  # a failure shows again in the recipe's runs
+
+
+def run_logged(command: list[str], folder: Path) -> None:
+    """``run_passing_interrupts`` with the output appended to ``folder/compare_train.log``; a
+    Ctrl-C it passed on stops the comparison (KeyboardInterrupt)."""
+    with open(folder / "compare_train.log", "a") as output:
+        if run_passing_interrupts(command, output):
+            raise KeyboardInterrupt
 
 
 def train_all(
@@ -194,9 +200,7 @@ def train_all(
             folder.mkdir(parents=True, exist_ok=True)
             command = train_command(comparison, recipe, seed, folder)
             log(f"{label(recipe, seed)}: training {comparison.minutes:g} min -> {folder}")
-            with open(folder / "compare_train.log", "a") as output:
-                if run_passing_interrupts(command, output):
-                    raise KeyboardInterrupt
+            run_logged(command, folder)
         finished = is_finished(folder)
         status[label(recipe, seed)] = "finished" if finished else _failure(folder)
         if not finished:
