@@ -2,7 +2,7 @@
 each game against v3's twin on the same VM (the same opening and sides, `onesecond_v3/`, the
 shipped file at the same search), and the simulations a second of each network. v3's 200 games
 of `../uttt_agent_rollouts/full/` were played on a VM with ~1.8x the simulations a second, so they
-are shown but not paired: at a time budget the machine is part of the agent.
+are paired only with v3's here: at a time budget the machine is part of the agent.
 
     python docs/experiments/uttt_agent_v3_planes/onesecond.py            # the matches' table
     python docs/experiments/uttt_agent_v3_planes/onesecond.py --rates 30 # simulations a second
@@ -41,6 +41,8 @@ def table() -> None:
     for match in matches:
         print(row(match.parent.parent.name, *scores(match)))
     v3 = scores(V3_GAMES)[0]
+    other_vm = scores(V3_OTHER_VM, len(v3))[0]
+    print(f"\nv3 here against v3 on the 2026-12-04 VM: {paired(v3, other_vm)}")
     for match in matches:
         if match != V3_GAMES:
             print(f"\n{match.parent.parent.name} against v3: {paired(scores(match)[0], v3)}")
