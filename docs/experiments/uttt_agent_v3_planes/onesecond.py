@@ -11,6 +11,7 @@ are paired only with v3's here: at a time budget the machine is part of the agen
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,20 @@ AGENTS = {"v3": HERE.parents[2] / "checkpoints" / "uttt_agent.urla"} | {
 }
 
 
+def twins(path: Path, other: Path) -> tuple[list[float], list[float]]:
+    """Both matches' scores on the game indices (openings and sides) they share, in order: a
+    match stopped early has games up to about its last index, not exactly a prefix."""
+
+    def by_index(match: Path) -> dict[int, float]:
+        games = [json.loads(line) for line in match.open()][1:]
+        games = sorted((g for g in games if g["type"] == "game"), key=lambda g: g["index"])
+        return {g["index"]: s for g, s in zip(games, scores(match)[0], strict=True)}
+
+    mine, theirs = by_index(path), by_index(other)
+    shared = sorted(mine.keys() & theirs.keys())
+    return [mine[i] for i in shared], [theirs[i] for i in shared]
+
+
 def table() -> None:
     print("| match | games | W / D / L | score [95% CI] | s / move: mean / slowest |")
     print("| --- | ---: | --- | --- | ---: |")
@@ -40,12 +55,10 @@ def table() -> None:
     matches = [m for m in matches if scores(m)[0]]  # a match just started has no game yet
     for match in matches:
         print(row(match.parent.parent.name, *scores(match)))
-    v3 = scores(V3_GAMES)[0]
-    other_vm = scores(V3_OTHER_VM, len(v3))[0]
-    print(f"\nv3 here against v3 on the 2026-12-04 VM: {paired(v3, other_vm)}")
+    print(f"\nv3 here against v3 on the 2026-12-04 VM: {paired(*twins(V3_GAMES, V3_OTHER_VM))}")
     for match in matches:
         if match != V3_GAMES:
-            print(f"\n{match.parent.parent.name} against v3: {paired(scores(match)[0], v3)}")
+            print(f"\n{match.parent.parent.name} against v3: {paired(*twins(match, V3_GAMES))}")
 
 
 def rates(count: int) -> None:
