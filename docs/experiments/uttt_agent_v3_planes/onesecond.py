@@ -38,7 +38,7 @@ def twins(path: Path, other: Path) -> tuple[list[float], list[float]]:
     match stopped early has games up to about its last index, not exactly a prefix."""
 
     def by_index(match: Path) -> dict[int, float]:
-        games = [json.loads(line) for line in match.open()][1:]
+        games = [json.loads(line) for line in match.open()]
         games = sorted((g for g in games if g["type"] == "game"), key=lambda g: g["index"])
         return {g["index"]: s for g, s in zip(games, scores(match)[0], strict=True)}
 
@@ -78,4 +78,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rates", type=int, metavar="POSITIONS", help="time the networks")
     args = parser.parse_args()
-    rates(args.rates) if args.rates else table()
+    if args.rates:
+        rates(args.rates)
+    else:
+        table()
