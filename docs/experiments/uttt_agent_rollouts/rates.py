@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from ultimate_rl.agents.network import NetworkAgent
 from ultimate_rl.benchmarks.selfplay import simulation_rates
 from ultimate_rl.games import make
 from ultimate_rl.loading import load_agent
@@ -55,13 +56,19 @@ def positions(game, count: int) -> list:
     return found
 
 
-def main(count: int) -> None:
+def measure(agents: dict[str, NetworkAgent], count: int) -> dict[str, float]:
+    """Simulations a second of each agent over ``count`` positions, after one untimed move each
+    (its kernels compiled or loaded)."""
     game = make("uttt")
-    agents = {name: load_agent(AGENT, seed=0, **options) for name, options in SETTINGS.items()}
     warm_up, *states = positions(game, count + 1)
-    for agent in agents.values():  # kernels compiled or loaded, not timed
+    for agent in agents.values():
         agent.select_action(game, warm_up)
-    rates = simulation_rates(game, agents, states)
+    return simulation_rates(game, agents, states)
+
+
+def main(count: int) -> None:
+    agents = {name: load_agent(AGENT, seed=0, **options) for name, options in SETTINGS.items()}
+    rates = measure(agents, count)
     print(f"{count} positions, {time.strftime('%Y-%m-%d %H:%M')}\n")
     print("| setting | simulations / s | playouts / s (upper bound) |")
     print("| --- | ---: | ---: |")

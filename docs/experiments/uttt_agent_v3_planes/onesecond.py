@@ -19,11 +19,9 @@ from pathlib import Path
 HERE = Path(__file__).parent
 ROLLOUTS = HERE.parent / "uttt_agent_rollouts"
 sys.path.insert(0, str(ROLLOUTS))
-from rates import positions  # noqa: E402
+from rates import measure  # noqa: E402
 from table import paired, row, scores  # noqa: E402
 
-from ultimate_rl.benchmarks.selfplay import simulation_rates  # noqa: E402
-from ultimate_rl.games import make  # noqa: E402
 from ultimate_rl.loading import load_agent  # noqa: E402
 
 V3_OTHER_VM = ROLLOUTS / "full" / "games" / "full__vs__uct-100000.jsonl"
@@ -62,12 +60,8 @@ def table() -> None:
 
 
 def rates(count: int) -> None:
-    game = make("uttt")
     agents = {name: load_agent(path, seed=0, stop_early=False) for name, path in AGENTS.items()}
-    warm_up, *states = positions(game, count + 1)
-    for agent in agents.values():  # kernels compiled or loaded, not timed
-        agent.select_action(game, warm_up)
-    found = simulation_rates(game, agents, states)
+    found = measure(agents, count)
     print(f"{count} positions, {time.strftime('%Y-%m-%d %H:%M')}\n")
     print("| network | simulations / s |\n| --- | ---: |")
     for name, rate in found.items():
