@@ -170,6 +170,7 @@ class NetworkAgent(Agent):
                 False,
                 deadline=deadline,
                 interrupted=lambda: self._waiting > 0 or (stop is not None and stop.is_set()),
+                side=np.array([1 - game.current_player(state)]),  # contempt's side: this agent's
             )
             return self._analysis(out)
 

@@ -26,6 +26,7 @@ class Roots(NamedTuple):
     considered: np.ndarray  # [n] int64: how many root moves Gumbel's halving starts with
     schedule: np.ndarray  # [m + 1, S] int32: Gumbel's visits per considered count and simulation
     simulations_done: np.ndarray  # [n] int64, advanced by the simulate kernel
+    draw_value: np.ndarray  # [n] float64: a draw's value, first player's view (0 without contempt)
 
 
 MakeRoots = Callable[[Forest, int, int, SearchConfig, bool, int, np.random.Generator], Roots]

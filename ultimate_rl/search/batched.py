@@ -130,6 +130,7 @@ class BatchedSearch:
         deadline: float | None = None,
         stop_early: bool = False,
         interrupted: Callable[[], bool] | None = None,
+        side: np.ndarray | None = None,
     ) -> SearchOutput:
         """Searches ``states`` ([n, STATE_LEN] int32, n <= batch_size, games not over) with tree
         ``i`` for row ``i``.
@@ -146,7 +147,9 @@ class BatchedSearch:
         most visited move: temperature 0); the simulations left are ``num_simulations`` less
         those done, or fewer when the deadline allows fewer at the last step's rate.
         ``interrupted`` (asked before each step after the first) ends it when it answers True:
-        another thread wants the tree, e.g. a person's move during pondering.
+        another thread wants the tree, e.g. a person's move during pondering. ``side`` ([n]
+        players, default the players to move) is whom ``contempt`` plays for: a pondering
+        agent searches its opponent's position for itself.
         """
         cfg = self.config
         num_simulations = cfg.num_simulations if num_simulations is None else num_simulations
@@ -158,6 +161,9 @@ class BatchedSearch:
         roots = self._algorithm.make_roots(
             self._forest, n, self.num_actions, cfg, add_noise, num_simulations, self._rng
         )
+        if cfg.contempt:
+            sides = states[:, layout.PLAYER] if side is None else np.asarray(side)
+            roots.draw_value[:] = np.where(sides == 0, -cfg.contempt, cfg.contempt)
         # the settled move is the most visited one: only a greedy choice (temperature 0) plays it
         greedy = (temperatures <= 0).all()
         settled = self._algorithm.settled if greedy else None

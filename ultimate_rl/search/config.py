@@ -76,6 +76,14 @@ class SearchConfig:
     """With ``rollouts``: ``random`` (uniform moves, the game's ``random_playout``) or
     ``guided`` (the game's own playout policy, ``guided_playout``, where it has one: for uttt
     wins taken and free choices of board not given away; other games play random ones)."""
+    contempt: float = 0.0
+    """How much the searching side dislikes a draw: a draw counts ``-contempt`` for the side the
+    search plays for (the player to move unless the caller names it: ``BatchedSearch.search``'s
+    ``side``) and ``+contempt`` for the other, so against a weaker opponent it keeps the game
+    open rather than settle (Leela's contempt). Finished draws count so, and positions that the
+    game proves drawn before the end (its ``dead_draw`` kernel: for uttt, no big-board line left
+    to either player) end the descent as draws. 0: a draw is worth 0 and the search is as it
+    was. For a player of one side (agents); self-play searches both sides in one tree."""
     virtual_loss: float = 1.0
     """With ``leaves_per_tree > 1``: the loss a pending leaf's path counts, so the other
     descents of that call go elsewhere."""
@@ -118,6 +126,11 @@ class SearchConfig:
                 f"rollout_weight must be in [0, 1] (the playouts' share of a leaf's value), "
                 f"got {self.rollout_weight!r}"
             )
+        if not (math.isfinite(self.contempt) and 0 <= self.contempt < 1):
+            raise SearchError(
+                f"contempt must be in [0, 1) (how much worse than 0 a draw counts for the "
+                f"searching side; 0: none), got {self.contempt!r}"
+            )
         if not 0 <= self.dirichlet_fraction <= 1:
             raise SearchError(f"dirichlet_fraction must be in [0, 1]: {self.dirichlet_fraction}")
 
@@ -149,6 +162,7 @@ class SearchParams(NamedTuple):
     rollouts: int  # playouts per new leaf (0: none)
     rollout_weight: float  # their share of the leaf's value
     guided_rollouts: bool  # the game's guided playout policy instead of random moves
+    dead_draws: bool  # with contempt: positions the game proves drawn end descents as draws
 
     @classmethod
     def from_config(cls, config: SearchConfig) -> SearchParams:
@@ -166,6 +180,7 @@ class SearchParams(NamedTuple):
             rollouts=int(config.rollouts),
             rollout_weight=float(config.rollout_weight),
             guided_rollouts=config.rollout_policy == "guided",
+            dead_draws=config.contempt > 0,
         )
 
 

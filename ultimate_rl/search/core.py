@@ -122,9 +122,11 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
     ``roots.simulations_done``); returns how many leaves await the network in ``leaves``.
 
     A descent ends on a new leaf (left for the network), on a finished game or a proven node
-    below the root (backed up at once with its exact result; with ``params.solver`` a new
-    finished game's result then climbs the tree, ``solver.py``) or on another descent's pending
-    leaf (undone; the tree's remaining leaves wait for the next step). The descent is written
+    below the root (backed up at once with its exact result, a draw as ``roots.draw_value``;
+    with ``params.solver`` a new finished game's result then climbs the tree, ``solver.py``;
+    with ``params.dead_draws`` a position the game proves drawn counts as finished) or on
+    another descent's pending leaf (undone; the tree's remaining leaves wait for the next
+    step). The descent is written
     out in this one loop, and the algorithm's ``select_child`` is reached without a wrapper:
     each extra call level that takes the forest by value cost ~25% of the search's speed
     (``scripts/bench.py suite=search``).
@@ -160,14 +162,17 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
                     f.visits[b, child], f.first_edge[b, child] = 0, -1
                     f.value_sum[b, child], f.raw_value[b, child] = 0.0, 0.0
                     ongoing = f.state[b, child, layout.STATUS] == layout.ONGOING
+                    if ongoing and params.dead_draws:
+                        ongoing = not kernels.dead_draw(f.state[b, child])
                     f.num_edges[b, child] = PENDING if ongoing else 0
-                    f.proven[b, child] = (
+                    f.proven[b, child] = (  # a dead draw's outcome: 0, a draw
                         UNPROVEN if ongoing else round(kernels.outcome(f.state[b, child]))
                     )
                 node = child
                 f.visits[b, node] += 1
             if f.proven[b, node] != UNPROVEN:  # a finished game or a proof: its exact result
-                _backup(f, b, node, float(f.proven[b, node]), virtual_loss)
+                result = float(f.proven[b, node])
+                _backup(f, b, node, result if result != 0 else roots.draw_value[b], virtual_loss)
                 if created and params.solver:
                     solve_upward(f, b, node)
             elif created:  # a new leaf for the network

@@ -212,7 +212,8 @@ def make_roots(
     moves = np.maximum(f.num_edges[:n, 0], 1)
     considered = np.minimum(config.gumbel_num_considered, moves).astype(np.int64)
     schedule = _cached_schedule(config.gumbel_num_considered, num_simulations)
-    return Roots(np.zeros((0, 0), np.float32), gumbel, considered, schedule, np.zeros(n, np.int64))
+    no_prior = np.zeros((0, 0), np.float32)
+    return Roots(no_prior, gumbel, considered, schedule, np.zeros(n, np.int64), np.zeros(n))
 
 
 def choose(

@@ -76,7 +76,8 @@ def make_roots(
     if add_noise and config.dirichlet_fraction > 0:
         prior = _with_dirichlet_noise(f, prior, config, rng)
     unused = np.zeros(0, np.int64)
-    return Roots(prior, np.zeros((0, 0)), unused, np.zeros((0, 0), np.int32), np.zeros(n, np.int64))
+    no_schedule = np.zeros((0, 0), np.int32)
+    return Roots(prior, np.zeros((0, 0)), unused, no_schedule, np.zeros(n, np.int64), np.zeros(n))
 
 
 def _with_dirichlet_noise(

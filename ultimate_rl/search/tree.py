@@ -154,10 +154,13 @@ def plant_root(f, b, state):
 @njit(cache=True)
 def keep_subtree(f, b, state):
     """Tree reuse: moves tree ``b``'s root to its node of ``state`` within ``REUSE_DEPTH`` moves,
-    keeping that node's subtree and statistics. False when the tree has no such node."""
+    keeping that node's subtree and statistics. False when the tree has no such node, or only
+    an unexpanded one (a draw that contempt's ``dead_draw`` ended the descents at)."""
     if f.node_count[b] == EMPTY:
         return False
     node = _descendant_with_state(f, b, state, REUSE_DEPTH)
+    if node > 0 and f.num_edges[b, node] <= 0:
+        return False
     if node > 0:
         _reroot(f, b, node)
     return node >= 0

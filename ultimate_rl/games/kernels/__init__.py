@@ -14,7 +14,9 @@ and its ``GAME_ID``:
 A game module may also provide ``random_playout(state) -> float``, a fast path for the UCT
 baseline's hot loop (``uttt`` has a bitboard one; the others use the generic one here), and
 ``guided_playout(state) -> float``, its own stronger playout policy for the network search's
-mixed leaf values (``search.rollout_policy=guided``; without one, the random playout).
+mixed leaf values (``search.rollout_policy=guided``; without one, the random playout), and
+``dead_draw(state) -> bool``, whether an unfinished game can only end drawn (the search's
+``contempt`` ends descents there; without one, never).
 Adding a game's kernels is a module like these; nothing here names a game.
 
 All of them take a 1-D int32 state of ``layout.STATE_LEN`` entries.
@@ -44,6 +46,7 @@ class GameKernels(NamedTuple):
     encode: CPUDispatcher
     random_playout: CPUDispatcher
     guided_playout: CPUDispatcher
+    dead_draw: CPUDispatcher
 
 
 @njit(cache=True)
@@ -100,6 +103,23 @@ def guided_playout(state: np.ndarray) -> float:
 
 
 @njit(cache=True)
+def dead_draw(state: np.ndarray) -> bool:
+    """Whether the unfinished game of ``state`` can only end drawn, as far as its game can tell
+    cheaply (False where it has no ``dead_draw`` of its own)."""
+    dead = False
+    for game in literal_unroll(GAMES):
+        if state[layout.GAME] == game.game_id:
+            dead = game.dead_draw(state)
+    return dead
+
+
+@njit(cache=True)
+def _never_dead(state: np.ndarray) -> bool:
+    """The ``dead_draw`` of a game that cannot tell a draw before the end."""
+    return False
+
+
+@njit(cache=True)
 def playouts(state: np.ndarray, count: int, guided: bool) -> float:
     """The summed first-player result of ``count`` playouts from ``state``: random ones, or the
     game's guided ones."""
@@ -120,11 +140,13 @@ def _any_game_random_playout(state: np.ndarray) -> float:
 
 
 def _kernels(name: str) -> GameKernels:
-    """Game ``name``'s kernels; one without its own ``random_playout`` gets the generic one, and
-    its random playout stands in for a ``guided_playout`` it lacks."""
+    """Game ``name``'s kernels; one without its own ``random_playout`` gets the generic one, its
+    random playout stands in for a ``guided_playout`` it lacks, and one without ``dead_draw``
+    never tells a draw early."""
     module: ModuleType = importlib.import_module(f"{__name__}.{name}")
     playout = getattr(module, "random_playout", _any_game_random_playout)
     guided = getattr(module, "guided_playout", playout)
+    dead = getattr(module, "dead_draw", _never_dead)
     return GameKernels(
         module.GAME_ID,
         module.num_actions,
@@ -133,6 +155,7 @@ def _kernels(name: str) -> GameKernels:
         module.encode,
         playout,
         guided,
+        dead,
     )
 
 

@@ -270,15 +270,10 @@ def _encode_strategy(
     base = NUM_PLANES + THREAT_PLANES
     planes[base : base + STRATEGY_PLANES] = 0.0  # a reused buffer: every cell written
     closed = state[CLOSED]
-    own_dead = opp_dead = 0
-    for board in range(9):
-        if not closed >> board & 1:
-            own_dead |= np.int64(1 - OPEN_LINE[state[opp_cells + board]]) << board
-            opp_dead |= np.int64(1 - OPEN_LINE[state[own_cells + board]]) << board
-    _fill_blocks(planes[15], own_dead)
-    _fill_blocks(planes[16], opp_dead)
-    own_able = own_won | (FULL & ~closed & ~own_dead)
-    opp_able = opp_won | (FULL & ~closed & ~opp_dead)
+    own_able = _winnable(state, opp_cells, own_won)
+    opp_able = _winnable(state, own_cells, opp_won)
+    _fill_blocks(planes[15], FULL & ~closed & ~own_able)
+    _fill_blocks(planes[16], FULL & ~closed & ~opp_able)
     for board in range(9):
         own_lines = opp_lines = 0
         for line in _LINES:
@@ -315,6 +310,31 @@ def _encode_strategy(
                     blocked = 1 << cell if target == board else 0  # the move takes that cell
                     loses |= opp_win_cells[target] & ~blocked != 0
             planes[19, top + cell // 3, left + cell % 3] = 1.0 if loses else 0.0
+
+
+@njit(cache=True, inline="always")
+def _winnable(state: np.ndarray, opp_cells: int, won: int) -> int:
+    """The small boards a player has won or may still win: the won ones, and the open ones with
+    a line free of the opponent's marks (``opp_cells``: where the opponent's marks start)."""
+    closed = state[CLOSED]
+    able = won
+    for board in range(9):
+        if not closed >> board & 1 and OPEN_LINE[state[opp_cells + board]]:
+            able |= 1 << board
+    return able
+
+
+@njit(cache=True)
+def dead_draw(state: np.ndarray) -> bool:
+    """Whether neither player can still complete a big-board line of boards won or winnable, so
+    the game can only end drawn (the search's ``contempt`` stops there); usually some moves
+    before the last board closes."""
+    x_able = _winnable(state, O_CELLS, state[WON_X])
+    o_able = _winnable(state, X_CELLS, state[WON_O])
+    open_lines = 0
+    for line in _LINES:
+        open_lines += line & x_able == line or line & o_able == line
+    return open_lines == 0
 
 
 @njit(cache=True, inline="always")
