@@ -9,6 +9,8 @@ import pytest
 from ultimate_rl.games import kernels, make
 from ultimate_rl.games.kernels import uttt as ku
 from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchError
+from ultimate_rl.train.config import ConfigError, check_config
+from ultimate_rl.train.run import compose_train_config
 
 
 def _constant_value(value: float):
@@ -154,3 +156,8 @@ def test_tree_reuse_does_not_keep_a_dead_draw_as_the_root():
 def test_contempt_outside_its_range_is_refused(bad):
     with pytest.raises(SearchError, match="contempt"):
         SearchConfig(contempt=bad)
+
+
+def test_training_refuses_contempt_naming_where_it_belongs():
+    with pytest.raises(ConfigError, match=r"search\.contempt=0\.2 is for an agent.*load_agent"):
+        check_config(compose_train_config(["search.contempt=0.2"]))

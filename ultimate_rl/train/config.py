@@ -257,6 +257,12 @@ def _check_combinations(run: RunConfig) -> None:
             f"eval opponent 'perfect' and train.stop_when_perfect need an exactly solved game "
             f"(numerical_ttt, tictactoe up to 4x4), not {game.name!r}; drop them for this game"
         )
+    if run.search.contempt:
+        raise ConfigError(
+            f"search.contempt={run.search.contempt} is for an agent that plays one side "
+            "(load_agent(path, contempt=0.2), or evaluate.py's file:path=...,contempt=0.2): "
+            "self-play searches both sides and would learn from skewed draws; drop it here"
+        )
     if train.init_replay and not train.init_from:
         raise ConfigError(
             "train.init_replay=true needs train.init_from=RUN/checkpoints/latest.pt: the "
