@@ -126,10 +126,9 @@ def simulate(f, num_trees, params, roots, num_simulations, leaves):
     with ``params.solver`` a new finished game's result then climbs the tree, ``solver.py``;
     with ``params.dead_draws`` a position the game proves drawn counts as finished) or on
     another descent's pending leaf (undone; the tree's remaining leaves wait for the next
-    step). The descent is written
-    out in this one loop, and the algorithm's ``select_child`` is reached without a wrapper:
-    each extra call level that takes the forest by value cost ~25% of the search's speed
-    (``scripts/bench.py suite=search``).
+    step). The descent is written out in this one loop, and the algorithm's ``select_child`` is
+    reached without a wrapper: each extra call level that takes the forest by value cost ~25%
+    of the search's speed (``scripts/bench.py suite=search``).
     """
     virtual_loss = params.virtual_loss
     scratch = np.zeros(layout.MAX_ACTIONS, np.uint8)
