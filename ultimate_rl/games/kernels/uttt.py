@@ -12,7 +12,7 @@ in row-major order from the top left):
 Action ``9 * board + cell``. Playing ``cell`` sends the opponent to the small board of that index,
 unless that board is closed: then they may play in any open board. Three won small boards in a
 line win the game; when every small board is closed without such a line the game is drawn.
-Line detection is a 512-entry lookup table over 9-bit masks, shared by the big and small boards.
+Line detection reads 512-entry tables over 9-bit masks, shared by both board sizes (``uttt_masks``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,14 @@ import numpy as np
 from numba import njit
 
 from ultimate_rl.games import layout
-from ultimate_rl.games.board import lines
+from ultimate_rl.games.kernels.uttt_masks import (
+    HAS_LINE,
+    LINES,
+    NTH_BIT,
+    OPEN_LINE,
+    POPCOUNT,
+    THREATS,
+)
 from ultimate_rl.games.registry import game_id
 
 GAME_ID = game_id("uttt")
@@ -37,33 +44,6 @@ NUM_ACTIONS = 81
 NUM_PLANES = 8
 THREAT_PLANES = 7  # the planes ``encode`` adds when given room for them (``threat_planes``)
 STRATEGY_PLANES = 5  # and after those, given room (``strategy_planes``)
-
-_LINES = tuple(sum(1 << cell for cell in line) for line in lines(3, 3, 3))  # 9-bit masks
-
-
-def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per 9-bit mask: whether it holds a line, how many bits it has, and where its k-th bit is."""
-    has_line = np.zeros(512, dtype=np.uint8)
-    popcount = np.zeros(512, dtype=np.int64)
-    nth_bit = np.zeros((512, 9), dtype=np.int64)
-    for mask in range(512):
-        has_line[mask] = any(mask & line == line for line in _LINES)
-        bits = [i for i in range(9) if mask >> i & 1]
-        popcount[mask] = len(bits)
-        nth_bit[mask, : len(bits)] = bits
-    return has_line, popcount, nth_bit
-
-
-HAS_LINE, POPCOUNT, NTH_BIT = _tables()
-THREATS = np.array(
-    [sum(1 << c for c in range(9) if not m >> c & 1 and HAS_LINE[m | 1 << c]) for m in range(512)],
-    dtype=np.int64,
-)
-"""Per 9-bit mask of one player's marks: the cells that would complete a line (the guided
-playout's small-board wins)."""
-OPEN_LINE = np.array([any(m & line == 0 for line in _LINES) for m in range(512)], dtype=np.uint8)
-"""Per 9-bit mask of one player's marks: whether some line holds none of them, i.e. whether the
-other player can still complete a line there."""
 
 
 def initial_state() -> np.ndarray:
@@ -276,7 +256,7 @@ def _encode_strategy(
     _fill_blocks(planes[16], FULL & ~closed & ~opp_able)
     for board in range(9):
         own_lines = opp_lines = 0
-        for line in _LINES:
+        for line in LINES:
             if line >> board & 1:
                 own_lines += 1 if line & own_able == line else 0
                 opp_lines += 1 if line & opp_able == line else 0
@@ -332,7 +312,7 @@ def dead_draw(state: np.ndarray) -> bool:
     x_able = _winnable(state, O_CELLS, state[WON_X])
     o_able = _winnable(state, X_CELLS, state[WON_O])
     open_lines = 0
-    for line in _LINES:
+    for line in LINES:
         open_lines += line & x_able == line or line & o_able == line
     return open_lines == 0
 
