@@ -19,6 +19,15 @@ def random_play_states(game: Game, count: int, rng: np.random.Generator) -> list
     return states
 
 
+def constant_value(value: float):
+    """An evaluator with uniform priors and the same value (for the player to move) everywhere."""
+
+    def evaluate(planes, masks):
+        return np.zeros(masks.shape, np.float32), np.full(len(planes), value, np.float32)
+
+    return evaluate
+
+
 def noisy_exact_network(game: Game, positions: dict[bytes, np.ndarray], seed: int):
     """An evaluator for ``game`` (``positions``: every position by its planes): the solver's
     values and best moves blurred by noise fixed per position, so that it plays most lines right

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import constant_value
 
 from ultimate_rl.games import kernels, make
 from ultimate_rl.games.kernels import uttt as ku
 from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchError
 from ultimate_rl.train.config import ConfigError, check_config
 from ultimate_rl.train.run import compose_train_config
-
-
-def _constant_value(value: float):
-    """Uniform priors and the same value (for the player to move) everywhere."""
-
-    def evaluate(planes, masks):
-        return np.zeros(masks.shape, np.float32), np.full(len(planes), value, np.float32)
-
-    return evaluate
 
 
 def _random_states(game, games: int, seed: int = 0):
@@ -101,7 +93,7 @@ def test_a_finished_draw_counts_minus_contempt_for_the_searching_side(algorithm,
     config = SearchConfig(algorithm=algorithm, num_simulations=8, contempt=contempt)
     for side, sign in ((mover, -1.0), (1 - mover, 1.0)):
         out = BatchedSearch(game, 1, config, seed=0).search(
-            state[None], _constant_value(0.0), add_noise=False, side=np.array([side])
+            state[None], constant_value(0.0), add_noise=False, side=np.array([side])
         )
         # the mover's view of its only move: a draw, worth -contempt to the side searched for
         assert out.q_values[0, move] == pytest.approx(sign * contempt)
@@ -126,7 +118,7 @@ def test_contempt_steers_the_search_away_from_dead_draws():
     state, dead, live = _position_with_a_dead_and_a_live_move(game)
     plain, contempt = (
         BatchedSearch(game, 1, SearchConfig(num_simulations=400, contempt=c), seed=0).search(
-            state[None], _constant_value(0.0), add_noise=False, temperature=0.0
+            state[None], constant_value(0.0), add_noise=False, temperature=0.0
         )
         for c in (0.0, 0.5)
     )
@@ -145,9 +137,9 @@ def test_tree_reuse_does_not_keep_a_dead_draw_as_the_root():
     game = make("uttt")
     state, dead, _ = _position_with_a_dead_and_a_live_move(game)
     searcher = BatchedSearch(game, 1, SearchConfig(num_simulations=200, contempt=0.5), seed=0)
-    searcher.search(state[None], _constant_value(0.0), add_noise=False, temperature=0.0)
+    searcher.search(state[None], constant_value(0.0), add_noise=False, temperature=0.0)
     after = game.apply(state, dead[0])
-    out = searcher.search(after[None], _constant_value(0.0), add_noise=False, temperature=0.0)
+    out = searcher.search(after[None], constant_value(0.0), add_noise=False, temperature=0.0)
     assert int(out.action[0]) in game.legal_actions(after)
     assert out.visit_counts[0].sum() > 0
 

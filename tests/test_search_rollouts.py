@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import constant_value
 
 from ultimate_rl.games import GAMES, layout, make
 from ultimate_rl.search import ALGORITHMS, BatchedSearch, SearchConfig, SearchError
 from ultimate_rl.search.config import ROLLOUT_POLICIES
 from ultimate_rl.selfplay.schema import SelfPlaySettings
 from ultimate_rl.selfplay.worker import SelfPlayWorker
-
-
-def _constant_value(value: float):
-    """Uniform priors and the same value (for the player to move) everywhere."""
-
-    def evaluate(planes, masks):
-        return np.zeros(masks.shape, np.float32), np.full(len(planes), value, np.float32)
-
-    return evaluate
 
 
 def _last_move_wins(game, mover: int, seed: int = 0) -> np.ndarray:
@@ -50,7 +42,7 @@ def test_a_new_leaf_backs_up_the_mix_of_network_and_playouts(options, mover, wei
         num_simulations=1, rollouts=8, rollout_weight=weight, rollout_policy=policy
     )
     searcher = BatchedSearch(game, 1, config, seed=0)
-    searcher.search(state[None], _constant_value(-0.5), add_noise=False)
+    searcher.search(state[None], constant_value(-0.5), add_noise=False)
     # the root was a new leaf: the network says -0.5 for the mover, every playout +1
     assert searcher._forest.raw_value[0, 0] == pytest.approx((1 - weight) * -0.5 + weight * 1.0)
 
@@ -60,7 +52,7 @@ def test_without_rollouts_the_weight_changes_nothing():
     state = game.apply_sequence([40, 36, 4])
     outputs = [
         BatchedSearch(game, 1, SearchConfig(num_simulations=64, rollout_weight=w), seed=1).search(
-            state[None], _constant_value(0.3), add_noise=False
+            state[None], constant_value(0.3), add_noise=False
         )
         for w in (0.0, 0.5, 1.0)
     ]
@@ -76,7 +68,7 @@ def test_playouts_are_seeded_and_change_the_search():
     def run(seed, rollouts):
         config = SearchConfig(num_simulations=200, rollouts=rollouts, leaves_per_tree=4)
         return BatchedSearch(game, 1, config, seed=seed).search(
-            state[None], _constant_value(0.0), add_noise=False
+            state[None], constant_value(0.0), add_noise=False
         )
 
     first, again, other = run(3, 4), run(3, 4), run(4, 4)
@@ -92,7 +84,7 @@ def test_finished_games_keep_their_exact_value():
     state = game.apply_sequence([0, 3, 1, 4])  # X wins at 2
     config = SearchConfig(num_simulations=50, temperature=0.0, rollouts=4, rollout_weight=1.0)
     out = BatchedSearch(game, 1, config, seed=0).search(
-        state[None], _constant_value(-1.0), add_noise=False
+        state[None], constant_value(-1.0), add_noise=False
     )
     assert out.action[0] == 2 and out.q_values[0, 2] == 1.0
 
@@ -106,7 +98,7 @@ def test_every_game_and_algorithm_searches_with_rollouts(name, algorithm, policy
     config = SearchConfig(
         algorithm=algorithm, num_simulations=32, rollouts=2, rollout_policy=policy
     )
-    out = BatchedSearch(game, 2, config, seed=0).search(states, _constant_value(0.0), False)
+    out = BatchedSearch(game, 2, config, seed=0).search(states, constant_value(0.0), False)
     assert (out.simulations == 32).all()
     assert np.isfinite(out.root_value).all() and (np.abs(out.root_value) <= 1).all()
     assert out.policy_target.sum(axis=1) == pytest.approx(1.0)
@@ -137,6 +129,6 @@ def test_selfplay_searches_with_mixed_values():
     for rollouts, moved in ((0, False), (4, True)):
         config = SearchConfig(num_simulations=8, rollouts=rollouts, rollout_weight=1.0)
         worker = SelfPlayWorker(game, config, settings)
-        data = worker.play(_constant_value(0.0), 8, np.random.default_rng(0))
+        data = worker.play(constant_value(0.0), 8, np.random.default_rng(0))
         opening = data.states[:, layout.MOVES] < 3
         assert np.any(data.root_values[opening] != 0) == moved
